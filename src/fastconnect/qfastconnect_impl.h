@@ -1,0 +1,259 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFASTCONNECT_H
+#include <QtFastConnect/qfastconnect.h>
+#endif
+
+#ifndef QFASTCONNECT_IMPL_H
+#define QFASTCONNECT_IMPL_H
+
+#if 0
+#pragma qt_sync_skip_header_check
+#pragma qt_sync_stop_processing
+#endif
+
+#include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qatomic.h>
+#include <QtCore/qmetaobject.h>
+#include <QtCore/qobject.h>
+
+#include <atomic>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+QT_BEGIN_NAMESPACE
+
+class QFunnel;
+
+// Template machinery behind QtFastConnect::connect(). Not public API: it may change with every
+// release, like Qt's own qobjectdefs_impl.h.
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+class QFunnelInbox;
+class QFunnelReceiverGuard;
+class QFunnelSlotObject;
+
+// One emission in flight: the arguments, copied (or moved) in the emitting thread, and the
+// connection they belong to. Allocated by the emitting thread, destroyed by the receiver's.
+struct QFunnelCall
+{
+    QFunnelCall *next = nullptr;          // intrusive link, owned by whichever stage holds the call
+    QFunnelSlotObject *slotObject;        // holds one reference while the call exists
+};
+
+// The funnel side of one connection: the user's slot (or functor) plus what the stages need to
+// route a call to its receiver. Reference counted: the capture functor installed on the signal
+// holds one reference and every pending call holds one, so a call never outlives its slot.
+class Q_FASTCONNECT_EXPORT QFunnelSlotObject
+{
+    Q_DISABLE_COPY_MOVE(QFunnelSlotObject)
+public:
+    enum Operation { Call, DestroyCall, DestroySelf };
+    using ImplFn = void (*)(Operation op, QFunnelSlotObject *self, QObject *receiver,
+                            QFunnelCall *call);
+
+    explicit QFunnelSlotObject(ImplFn impl) noexcept : m_impl(impl) {}
+
+    void ref() noexcept { m_ref.ref(); }
+    void deref() noexcept
+    {
+        if (!m_ref.deref())
+            m_impl(DestroySelf, this, nullptr, nullptr);
+    }
+
+    // Capture stage entry point; any thread. Takes ownership of call.
+    void post(QFunnelCall *call);
+
+    // Delivery; receiver's thread only.
+    void invoke(QObject *receiver, QFunnelCall *call) { m_impl(Call, this, receiver, call); }
+    // Destroys the call's arguments and releases its reference on this slot object.
+    void destroyCall(QFunnelCall *call) noexcept
+    {
+        m_impl(DestroyCall, this, nullptr, call);
+        deref();
+    }
+
+    // Routing state, written once by the connect call before the capture functor is installed
+    // (target is later re-pointed by delivery when the receiver changes thread).
+    QFunnelCore *core = nullptr;                 // holds a reference
+    QFunnelReceiverGuard *guard = nullptr;       // holds a reference
+    QObject *sender = nullptr;
+    int signalIndex = -1;
+    std::atomic<QFunnelInbox *> target { nullptr };
+
+protected:
+    ~QFunnelSlotObject();
+
+private:
+    QAtomicInt m_ref { 1 };
+    const ImplFn m_impl;
+};
+
+// A call carrying the decayed arguments the slot consumes.
+template <typename... Args>
+struct QFunnelCallImpl : QFunnelCall
+{
+    template <typename... A>
+    explicit QFunnelCallImpl(QFunnelSlotObject *so, A &&...a)
+        : QFunnelCall{ nullptr, so }, args(std::forward<A>(a)...)
+    {}
+    std::tuple<Args...> args;
+};
+
+// Passes stored argument I to a slot parameter of type P: moved for by-value parameters, bound
+// for references (reference collapsing does the work).
+template <typename P, typename T>
+inline decltype(auto) qfcForward(T &stored) { return static_cast<P &&>(stored); }
+
+template <typename Func, typename Stored, typename SlotArgs> class QFunnelMemberSlot;
+template <typename Func, typename... Stored, typename... SlotArgs>
+class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotArgs...>>
+    : public QFunnelSlotObject
+{
+    using Object = typename QtPrivate::FunctionPointer<Func>::Object;
+    using CallType = QFunnelCallImpl<Stored...>;
+    Func m_func;
+
+    template <std::size_t... I>
+    void call(QObject *receiver, CallType *c, std::index_sequence<I...>)
+    {
+        (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
+    }
+    static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
+    {
+        auto *that = static_cast<QFunnelMemberSlot *>(self);
+        switch (op) {
+        case Call:
+            that->call(receiver, static_cast<CallType *>(c), std::index_sequence_for<Stored...>{});
+            break;
+        case DestroyCall:
+            delete static_cast<CallType *>(c);
+            break;
+        case DestroySelf:
+            delete that;
+            break;
+        }
+    }
+
+public:
+    using CallNode = CallType;
+    explicit QFunnelMemberSlot(Func f) : QFunnelSlotObject(&impl), m_func(f) {}
+};
+
+template <typename Func, typename Stored> class QFunnelFunctorSlot;
+template <typename Func, typename... Stored>
+class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>> : public QFunnelSlotObject
+{
+    using CallType = QFunnelCallImpl<Stored...>;
+    Func m_func;
+
+    template <std::size_t... I>
+    void call(CallType *c, std::index_sequence<I...>)
+    {
+        // Move the stored arguments into by-value parameters when the functor accepts rvalues;
+        // otherwise (non-const lvalue reference parameters) pass them as lvalues.
+        if constexpr (std::is_invocable_v<Func &, Stored &&...>)
+            std::invoke(m_func, std::move(std::get<I>(c->args))...);
+        else
+            std::invoke(m_func, std::get<I>(c->args)...);
+    }
+    static void impl(Operation op, QFunnelSlotObject *self, QObject *, QFunnelCall *c)
+    {
+        auto *that = static_cast<QFunnelFunctorSlot *>(self);
+        switch (op) {
+        case Call:
+            that->call(static_cast<CallType *>(c), std::index_sequence_for<Stored...>{});
+            break;
+        case DestroyCall:
+            delete static_cast<CallType *>(c);
+            break;
+        case DestroySelf:
+            delete that;
+            break;
+        }
+    }
+
+public:
+    using CallNode = CallType;
+    explicit QFunnelFunctorSlot(Func &&f) : QFunnelSlotObject(&impl), m_func(std::move(f)) {}
+};
+
+// Owns one reference to a slot object; moved into the functor that Qt calls inside emit.
+class QFunnelSlotObjectRef
+{
+    QFunnelSlotObject *m_so;
+public:
+    explicit QFunnelSlotObjectRef(QFunnelSlotObject *so) noexcept : m_so(so) {}
+    QFunnelSlotObjectRef(const QFunnelSlotObjectRef &o) noexcept : m_so(o.m_so) { if (m_so) m_so->ref(); }
+    QFunnelSlotObjectRef(QFunnelSlotObjectRef &&o) noexcept : m_so(std::exchange(o.m_so, nullptr)) {}
+    QFunnelSlotObjectRef &operator=(const QFunnelSlotObjectRef &) = delete;
+    QFunnelSlotObjectRef &operator=(QFunnelSlotObjectRef &&) = delete;
+    ~QFunnelSlotObjectRef() { if (m_so) m_so->deref(); }
+    QFunnelSlotObject *get() const noexcept { return m_so; }
+};
+
+// Capture stage, template half: installed on the signal with Qt::DirectConnection, so it runs
+// inside emit in the emitting thread. Copies the arguments the slot consumes into a call and
+// posts it; no Qt lock is held and the receiver's thread is not touched.
+template <typename SlotObj, typename SignalArgs, typename Stored> struct QFunnelCaptureFunctor;
+template <typename SlotObj, typename... SignalArgs, typename... Stored>
+struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>>
+{
+    QFunnelSlotObjectRef slotObject;
+
+    template <std::size_t... I>
+    static QFunnelCall *makeCall(QFunnelSlotObject *so, std::tuple<const std::remove_reference_t<SignalArgs> &...> refs,
+                                 std::index_sequence<I...>)
+    {
+        so->ref();
+        return new typename SlotObj::CallNode(so, std::get<I>(refs)...);
+    }
+    void operator()(const std::remove_reference_t<SignalArgs> &...args) const
+    {
+        QFunnelSlotObject *so = slotObject.get();
+        so->post(makeCall(so, std::forward_as_tuple(args...),
+                          std::index_sequence_for<Stored...>{}));
+    }
+};
+
+// Validates a connection and fills in the slot object's routing state. Prints a qWarning and
+// returns false on a bad call (the caller then releases the slot object).
+Q_FASTCONNECT_EXPORT bool prepareConnection(QFunnel *funnel, const QObject *sender,
+                                            const QMetaMethod &signal, const QObject *receiver,
+                                            QFunnelSlotObject *so, int type);
+
+template <typename Func1, typename SlotObj, typename Stored>
+QMetaObject::Connection connectSlotObject(QFunnel *funnel,
+                                          const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+                                          Func1 signal, const QObject *receiver, SlotObj *so, int type)
+{
+    using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
+    QFunnelSlotObjectRef ref(so);
+    if (!prepareConnection(funnel, sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),
+                           receiver, so, type)) {
+        return QMetaObject::Connection();
+    }
+    return QObject::connect(sender, signal, receiver,
+                            QFunnelCaptureFunctor<SlotObj, SignalArgs, Stored>{ std::move(ref) },
+                            Qt::DirectConnection);
+}
+
+template <typename L> struct QFunnelDecayList;
+template <typename... T> struct QFunnelDecayList<QtPrivate::List<T...>>
+{
+    using Type = QtPrivate::List<std::decay_t<T>...>;
+};
+
+template <typename L> struct QFunnelAllCopyable;
+template <typename... T> struct QFunnelAllCopyable<QtPrivate::List<T...>>
+    : std::conjunction<std::is_copy_constructible<T>...> {};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFASTCONNECT_IMPL_H

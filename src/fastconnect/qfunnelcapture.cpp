@@ -1,0 +1,101 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelcapture_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunneldelivery_p.h"
+#include "qfunnelqueue_p.h"
+
+#include <QtCore/qvarlengtharray.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+namespace {
+// This thread's lanes, one per funnel it emitted into.
+struct LaneSet
+{
+    QVarLengthArray<QFunnelLane *, 4> lanes;
+    ~LaneSet() { qDeleteAll(lanes); }
+};
+thread_local LaneSet tlLanes;
+} // namespace
+
+QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
+{
+    m_core->ref();
+}
+
+QFunnelLane::~QFunnelLane()
+{
+    if (m_open && m_open->abandon())
+        delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
+    m_core->deref();
+}
+
+QFunnelLane *QFunnelLane::forCurrentThread(QFunnelCore *core)
+{
+    LaneSet &set = tlLanes;
+    for (qsizetype i = 0; i < set.lanes.size(); ++i) {
+        QFunnelLane *lane = set.lanes[i];
+        if (lane->m_core == core)
+            return lane;
+        if (lane->m_core->isStopped()) {
+            // Lanes of stopped funnels only pin their core; drop them here.
+            delete lane;
+            set.lanes.remove(i--);
+        }
+    }
+    set.lanes.append(new QFunnelLane(core));
+    return set.lanes.last();
+}
+
+void QFunnelLane::append(QFunnelCall *call)
+{
+    if (m_open) {
+        if (m_open->append(m_count, call)) {
+            if (++m_count == QFunnelBatch::Capacity)
+                m_open = nullptr;   // full: the relay frees it once drained
+            return;
+        }
+        // Sealed before this call was published: reuse the batch for a new run.
+        m_open->restart(call);
+    } else {
+        m_open = new QFunnelBatch;
+        m_open->restart(call);
+    }
+    m_count = 1;
+    // The only contended queue operation: once per batch, not per call.
+    m_core->queue().push(m_open);
+}
+
+} // namespace QtFastConnectPrivate
+
+void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
+{
+    QFunnelCore *c = core;
+    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit())) {
+        // The funnel stopped (application shutdown, or its QFunnel was destroyed).
+        destroyCall(call);
+        c->countDropped();
+        return;
+    }
+    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
+    if (!lane->hasOpenBatch() && c->relay().isIdle()) {
+        // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
+        // queued connection, instead of paying a relay wake-up on top.
+        QFunnelInbox *inbox = target.load(std::memory_order_acquire);
+        if (inbox->isIdle()) {
+            inbox->push(call, call);
+            return;
+        }
+    }
+    lane->append(call);
+    // stop() sweeps the queue after the relay's last round; a call queued after that sweep is
+    // swept by its own producer.
+    if (Q_UNLIKELY(c->isStopped()))
+        c->sweepStoppedQueue();
+}
+
+QT_END_NAMESPACE

@@ -1,0 +1,157 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelcore_p.h"
+#include "qfunneldelivery_p.h"
+
+#include <QtCore/qcoreapplication.h>
+#include <QtCore/qthread.h>
+#include <QtCore/private/qthread_p.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+QFunnelCore::QFunnelCore()
+    : m_capacity(65536), m_credits(65536), m_relay(m_queue)
+{
+    m_relay.start();
+}
+
+QFunnelCore::~QFunnelCore()
+{
+    // No slot object, lane or call exists any more: each holds a reference.
+    stop();
+    for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+        inbox->detach();
+        QThread *t = inbox->receiverThreadData()->thread.loadAcquire();
+        // Its thread may be inside the inbox's event() right now (this destructor can run from
+        // a delivery that released the last reference): let that thread delete it.
+        if (QCoreApplication::instance() && t && t->isRunning())
+            inbox->deleteLater();
+        else
+            delete inbox;
+    }
+}
+
+void QFunnelCore::stop()
+{
+    if (m_stopped.exchange(true, std::memory_order_seq_cst))
+        return;
+    wakeBlockedProducers();
+    m_relay.stopAndJoin();
+    sweepStoppedQueue();
+    QMutexLocker locker(&m_inboxLock);
+    for (QFunnelInbox *inbox : std::as_const(m_inboxes))
+        inbox->dropPendingOnStop();
+}
+
+void QFunnelCore::sweepStoppedQueue()
+{
+    ref(); // dropping the last call may release the last slot object, and with it this core
+    {
+        QMutexLocker locker(&m_sweepLock);
+        quint64 dropped = 0;
+        for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);) {
+            if (!b)
+                continue;
+            // The relay's protocol, minus the delivery: its producer may still be appending.
+            quint32 done = 0;
+            for (;;) {
+                const quint32 s = b->load();
+                const quint32 n = QFunnelBatch::count(s);
+                for (; done < n; ++done, ++dropped)
+                    b->calls[done]->slotObject->destroyCall(b->calls[done]);
+                if (n == QFunnelBatch::Capacity || (s & QFunnelBatch::Abandoned)) {
+                    delete b;
+                    break;
+                }
+                if (b->trySeal(s))
+                    break;
+            }
+        }
+        if (dropped) {
+            countDropped(dropped);
+            releaseCredits(qsizetype(dropped));
+        }
+    }
+    deref();
+}
+
+void QFunnelCore::setCapacity(qsizetype calls)
+{
+    const qsizetype old = m_capacity.exchange(calls, std::memory_order_relaxed);
+    // Credits move by the difference; a shrink below what is pending just makes producers wait
+    // until enough calls have been delivered.
+    m_credits.fetch_add(calls - old, std::memory_order_seq_cst);
+    if (calls > old)
+        wakeBlockedProducers();
+}
+
+bool QFunnelCore::acquireCredit()
+{
+    // Fast path: one atomic on a line shared by producers and receiver threads.
+    if (m_credits.fetch_sub(1, std::memory_order_acquire) > 0)
+        return true;
+    m_credits.fetch_add(1, std::memory_order_relaxed);
+
+    // Full. A thread that receives from this funnel must not wait for room: the calls that
+    // would make room may be waiting for this very thread. It goes over capacity, counted.
+    if (isReceiverThread(QThreadData::get2(QThread::currentThread()))) {
+        m_credits.fetch_sub(1, std::memory_order_relaxed);
+        m_overCapacity.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+
+    QMutexLocker locker(&m_waitLock);
+    // seq_cst on m_waiters and m_credits: either this thread sees the credits a receiver
+    // returned, or that receiver sees this waiter and wakes it.
+    m_waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool ok = false;
+    while (!isStopped()) {
+        if (m_credits.fetch_sub(1, std::memory_order_seq_cst) > 0) {
+            ok = true;
+            break;
+        }
+        m_credits.fetch_add(1, std::memory_order_seq_cst);
+        m_roomAvailable.wait(&m_waitLock);
+    }
+    m_waiters.fetch_sub(1, std::memory_order_relaxed);
+    return ok;
+}
+
+void QFunnelCore::releaseCredits(qsizetype calls) noexcept
+{
+    if (!calls)
+        return;
+    m_credits.fetch_add(calls, std::memory_order_seq_cst);
+    if (m_waiters.load(std::memory_order_seq_cst) > 0)
+        wakeBlockedProducers();
+}
+
+void QFunnelCore::wakeBlockedProducers()
+{
+    QMutexLocker locker(&m_waitLock);
+    m_roomAvailable.wakeAll();
+}
+
+QFunnelInbox *QFunnelCore::inboxFor(QThreadData *threadData)
+{
+    QMutexLocker locker(&m_inboxLock);
+    QFunnelInbox *&inbox = m_inboxes[threadData];
+    if (!inbox) {
+        inbox = new QFunnelInbox(this, threadData);
+        inbox->moveToThread(threadData->thread.loadAcquire());
+    }
+    return inbox;
+}
+
+bool QFunnelCore::isReceiverThread(QThreadData *threadData)
+{
+    QMutexLocker locker(&m_inboxLock);
+    return m_inboxes.contains(threadData);
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,114 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELCORE_P_H
+#define QFUNNELCORE_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include "qfunnelqueue_p.h"
+#include "qfunnelrelay_p.h"
+
+#include <QtCore/qhash.h>
+#include <QtCore/qmutex.h>
+#include <QtCore/qwaitcondition.h>
+
+#include <atomic>
+
+QT_BEGIN_NAMESPACE
+
+class QThreadData;
+
+namespace QtFastConnectPrivate {
+
+class QFunnelInbox;
+
+// What a funnel is, apart from its QObject face: the queue, the relay, the receiver threads'
+// inboxes and the capacity. Reference counted, because slot objects, producer lanes and inboxes
+// may outlive the QFunnel that made them; after stop() it accepts nothing.
+class QFunnelCore
+{
+    Q_DISABLE_COPY_MOVE(QFunnelCore)
+public:
+    QFunnelCore();
+
+    void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
+    void deref() noexcept
+    {
+        if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            delete this;
+    }
+
+    // Stops the relay (joined), releases blocked producers and drops every pending call in the
+    // calling thread. Idempotent.
+    void stop();
+    // seq_cst (a plain load on x86): orders a producer's re-check after queueing a call against
+    // stop()'s exchange, so that one of the two sweeps the call.
+    bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
+    // Drops the calls of batches queued after the relay stopped; called by stop() and by a
+    // producer that finds the funnel stopped right after it queued a call.
+    void sweepStoppedQueue();
+
+    // Capacity, counted in calls: a call holds one credit from capture until it ran or was
+    // dropped. Producers block without credit; threads that receive from this funnel never do.
+    qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
+    void setCapacity(qsizetype calls);
+    bool acquireCredit();                           // false: the funnel stopped while waiting
+    void releaseCredits(qsizetype calls) noexcept;
+    qsizetype pendingCalls() const noexcept
+    {
+        return capacity() - m_credits.load(std::memory_order_relaxed);
+    }
+
+    // The inbox of a receiver thread, created on first use (any thread).
+    QFunnelInbox *inboxFor(QThreadData *threadData);
+    bool isReceiverThread(QThreadData *threadData);
+
+    QFunnelQueue &queue() noexcept { return m_queue; }
+    QFunnelRelay &relay() noexcept { return m_relay; }
+
+    void countDropped(quint64 n = 1) noexcept { m_dropped.fetch_add(n, std::memory_order_relaxed); }
+    quint64 droppedCalls() const noexcept { return m_dropped.load(std::memory_order_relaxed); }
+    quint64 overCapacityCalls() const noexcept
+    {
+        return m_overCapacity.load(std::memory_order_relaxed);
+    }
+
+private:
+    ~QFunnelCore();
+    void wakeBlockedProducers();
+
+    std::atomic<int> m_ref { 1 };
+    std::atomic<bool> m_stopped { false };
+
+    std::atomic<qsizetype> m_capacity;
+    alignas(64) std::atomic<qsizetype> m_credits;  // capacity - pending; contended: own line
+    alignas(64) std::atomic<int> m_waiters { 0 };
+    QMutex m_waitLock;
+    QWaitCondition m_roomAvailable;
+
+    QMutex m_sweepLock;
+    QMutex m_inboxLock;
+    QHash<QThreadData *, QFunnelInbox *> m_inboxes;
+
+    std::atomic<quint64> m_dropped { 0 };
+    std::atomic<quint64> m_overCapacity { 0 };
+
+    QFunnelQueue m_queue;
+    QFunnelRelay m_relay;
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELCORE_P_H

@@ -1,0 +1,200 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunneldelivery_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelreceiverguard_p.h"
+
+#include <QtCore/qcoreapplication.h>
+#include <QtCore/qelapsedtimer.h>
+#include <QtCore/qthread.h>
+#include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qobject_p_p.h>
+#include <QtCore/private/qthread_p.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+namespace {
+const QEvent::Type WakeEvent = QEvent::Type(QEvent::registerEventType());
+QFunnelCall busyMarker { nullptr, nullptr };
+} // namespace
+
+QFunnelCall *QFunnelInbox::busy() noexcept
+{
+    return &busyMarker;
+}
+
+QFunnelInbox::QFunnelInbox(QFunnelCore *core, QThreadData *threadData)
+    : m_core(core), m_threadData(threadData)
+{
+}
+
+QFunnelInbox::~QFunnelInbox()
+{
+    dropAll();
+}
+
+void QFunnelInbox::push(QFunnelCall *top, QFunnelCall *bottom)
+{
+    QFunnelCall *old = m_head.load(std::memory_order_relaxed);
+    do {
+        bottom->next = old;
+        // release: publishes the calls (and their arguments) to the inbox's thread.
+    } while (!m_head.compare_exchange_weak(old, top, std::memory_order_release,
+                                           std::memory_order_relaxed));
+    if (!old)
+        postWake();
+}
+
+void QFunnelInbox::postWake()
+{
+    QCoreApplication::postEvent(this, new QEvent(WakeEvent));
+}
+
+bool QFunnelInbox::event(QEvent *e)
+{
+    if (e->type() == WakeEvent) {
+        deliver();
+        return true;
+    }
+    return QObject::event(e);
+}
+
+void QFunnelInbox::takeAll()
+{
+    // acquire: pairs with push()'s release.
+    QFunnelCall *c = m_head.exchange(busy(), std::memory_order_acquire);
+    // The chain is newest first; reverse it onto the end of the pending list.
+    QFunnelCall *first = nullptr;
+    QFunnelCall *last = nullptr;
+    while (c && c != busy()) {
+        QFunnelCall *next = c->next;
+        c->next = first;
+        first = c;
+        if (!last)
+            last = c;
+        c = next;
+    }
+    if (!first)
+        return;
+    if (m_last)
+        m_last->next = first;
+    else
+        m_first = first;
+    m_last = last;
+}
+
+void QFunnelInbox::deliver()
+{
+    if (!m_core) {
+        dropAll();
+        return;
+    }
+    QFunnelCore *core = m_core;
+    const bool stopped = core->isStopped();
+    // One pass delivers what was queued when it started (a slot that emits again is served by
+    // the next pass), within a budget; then it yields to the event loop.
+    takeAll();
+    QElapsedTimer clock;
+    clock.start();
+    qsizetype settled = 0;
+    int count = 0;
+    while (m_first) {
+        QFunnelCall *c = m_first;
+        m_first = c->next;
+        if (!m_first)
+            m_last = nullptr;
+        settled += deliverOne(c, stopped);
+        if (++count % 128 == 0 && (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs)))
+            break;
+    }
+    core->releaseCredits(settled);
+    if (m_first) {
+        postWake(); // m_head stays busy(), so producers do not post as well
+        return;
+    }
+    QFunnelCall *expected = busy();
+    if (!m_head.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel))
+        postWake(); // calls arrived during the pass
+}
+
+// Returns the number of credits the call gives back (0 if it was forwarded).
+qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
+{
+    QFunnelSlotObject *so = call->slotObject;
+    if (stopped) {
+        so->destroyCall(call);
+        m_core->countDropped();
+        return 1;
+    }
+    const QFunnelReceiverGuard::State st = so->guard->state();
+    if (!st.receiver) {
+        // The receiver was destroyed: like Qt, never call, just free the arguments.
+        so->destroyCall(call);
+        return 1;
+    }
+    if (Q_UNLIKELY(st.threadData != m_threadData)) {
+        // The receiver moved to another thread since the call was routed: follow it.
+        if (!st.threadData->thread.loadAcquire()) {
+            qWarning("QFunnel: receiver %s(%p) has no thread affinity any more; call dropped",
+                     st.receiver->metaObject()->className(), static_cast<void *>(st.receiver));
+            so->destroyCall(call);
+            m_core->countDropped();
+            return 1;
+        }
+        QFunnelInbox *dest = m_core->inboxFor(st.threadData);
+        so->target.store(dest, std::memory_order_release);
+        call->next = nullptr;
+        dest->push(call, call);
+        return 0;
+    }
+    if (QObjectPrivate::get(st.receiver)->connections.loadRelaxed()) {
+        // What sender() and senderSignalIndex() read; they check that the sender is still
+        // connected, exactly as for Qt's own queued calls.
+        QObjectPrivate::Sender senderScope(st.receiver, so->sender, so->signalIndex);
+        so->invoke(st.receiver, call);
+    } else {
+        so->invoke(st.receiver, call);
+    }
+    so->destroyCall(call);
+    return 1;
+}
+
+void QFunnelInbox::dropAll()
+{
+    takeAll();
+    qsizetype n = 0;
+    while (m_first) {
+        QFunnelCall *c = m_first;
+        m_first = c->next;
+        c->slotObject->destroyCall(c);
+        ++n;
+    }
+    m_last = nullptr;
+    if (m_core && n) {
+        m_core->countDropped(n);
+        m_core->releaseCredits(n);
+    }
+}
+
+void QFunnelInbox::dropPendingOnStop()
+{
+    QThread *t = m_threadData->thread.loadAcquire();
+    if (!t || t == QThread::currentThread() || !t->isRunning()) {
+        dropAll();
+        // Back to idle unless a producer pushed meanwhile (then its calls wait for the next
+        // pass or the inbox's destruction).
+        QFunnelCall *expected = busy();
+        m_head.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    } else {
+        QFunnelCall *expected = nullptr;
+        if (m_head.compare_exchange_strong(expected, busy(), std::memory_order_acq_rel))
+            postWake();
+    }
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,85 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELDELIVERY_P_H
+#define QFUNNELDELIVERY_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnect_impl.h>
+#include <QtCore/qobject.h>
+
+#include <atomic>
+
+QT_BEGIN_NAMESPACE
+
+class QThreadData;
+
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+
+// Delivery stage: one inbox per receiver thread and funnel, a QObject living in that thread.
+// Producers (directly, when the funnel is idle) and the relay push chains of calls; the first
+// push into an idle inbox posts one wake-up event; the inbox's thread then runs the calls in its
+// event loop, a bounded pass at a time, so paint and input events interleave with a flood.
+class QFunnelInbox final : public QObject
+{
+public:
+    // Delivery passes stop after this many calls or this long, then re-post themselves.
+    static constexpr int PassBudgetCalls = 8192;
+    static constexpr int PassBudgetMs = 4;
+
+    QFunnelInbox(QFunnelCore *core, QThreadData *threadData);
+    ~QFunnelInbox() override;
+
+    // Any thread.
+    bool isIdle() const noexcept { return m_head.load(std::memory_order_relaxed) == nullptr; }
+    // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
+    void push(QFunnelCall *top, QFunnelCall *bottom);
+
+    QThreadData *receiverThreadData() const noexcept { return m_threadData; }
+
+    // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now if no
+    // other thread can be delivering, else makes the inbox's own thread drop it.
+    void dropPendingOnStop();
+    // The core is going away: no more calls can exist.
+    void detach() noexcept { m_core = nullptr; }
+
+protected:
+    bool event(QEvent *e) override;
+
+private:
+    void deliver();
+    void takeAll();
+    void postWake();
+    void dropAll();
+    qsizetype deliverOne(QFunnelCall *call, bool stopped);
+
+    // nullptr: idle, no wake-up posted. Busy(): a wake-up is posted or a pass is running; a
+    // chain pushed now ends in Busy() instead of nullptr.
+    static QFunnelCall *busy() noexcept;
+    std::atomic<QFunnelCall *> m_head { nullptr };
+
+    // Owner thread only: calls taken from m_head and not yet delivered, oldest first.
+    QFunnelCall *m_first = nullptr;
+    QFunnelCall *m_last = nullptr;
+
+    QFunnelCore *m_core;
+    QThreadData *const m_threadData;
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELDELIVERY_P_H

@@ -1,0 +1,67 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELRELAY_P_H
+#define QFUNNELRELAY_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnectglobal.h>
+
+#include <atomic>
+#include <thread>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+class QFunnelQueue;
+
+// Relay stage: one thread per funnel. Pops producer batches from the queue, drains them while
+// their producers keep filling them, and hands the calls to their receivers' threads: one chain
+// and at most one wake-up per receiver thread per round. It never runs user code and never
+// touches a receiver object.
+class QFunnelRelay
+{
+public:
+    // How long the relay sleeps between rounds while it holds open batches. Producers never
+    // wake it for a batch it already holds, so this bounds the added latency under load.
+    static constexpr int RoundIntervalUs = 50;
+
+    explicit QFunnelRelay(QFunnelQueue &queue) : m_queue(queue) {}
+    ~QFunnelRelay() { stopAndJoin(); }
+
+    void start();
+    void stopAndJoin();   // any thread but the relay's; idempotent
+
+    // True while the relay is blocked in the queue with no batch in hand; read by producers to
+    // choose the direct hand-off (relaxed: a stale answer costs speed, never order).
+    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); }
+
+    quint64 rounds() const noexcept { return m_rounds.load(std::memory_order_relaxed); }
+    quint64 relayedCalls() const noexcept { return m_calls.load(std::memory_order_relaxed); }
+
+private:
+    void run();
+
+    QFunnelQueue &m_queue;
+    std::thread m_thread;
+    std::atomic<bool> m_idle { true };
+    std::atomic<quint64> m_rounds { 0 };
+    std::atomic<quint64> m_calls { 0 };
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELRELAY_P_H
