@@ -119,7 +119,7 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
     Func m_func;
 
     template <std::size_t... I>
-    void call(QObject *receiver, CallType *c, std::index_sequence<I...>)
+    void call(QObject *receiver, [[maybe_unused]] CallType *c, std::index_sequence<I...>)
     {
         (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
     }
@@ -152,7 +152,7 @@ class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>> : public QFunnelSlotO
     Func m_func;
 
     template <std::size_t... I>
-    void call(CallType *c, std::index_sequence<I...>)
+    void call([[maybe_unused]] CallType *c, std::index_sequence<I...>)
     {
         // Move the stored arguments into by-value parameters when the functor accepts rvalues;
         // otherwise (non-const lvalue reference parameters) pass them as lvalues.
@@ -206,7 +206,8 @@ struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate:
     QFunnelSlotObjectRef slotObject;
 
     template <std::size_t... I>
-    static QFunnelCall *makeCall(QFunnelSlotObject *so, std::tuple<const std::remove_reference_t<SignalArgs> &...> refs,
+    static QFunnelCall *makeCall(QFunnelSlotObject *so,
+                                 [[maybe_unused]] std::tuple<const std::remove_reference_t<SignalArgs> &...> refs,
                                  std::index_sequence<I...>)
     {
         so->ref();

@@ -51,12 +51,21 @@ QFunnelLane *QFunnelLane::forCurrentThread(QFunnelCore *core)
     return set.lanes.last();
 }
 
+bool QFunnelLane::canBypassRelay() const noexcept
+{
+    if (m_handedOff)
+        return false; // a full batch may not even have been popped yet
+    return !m_open || (m_open->load() & QFunnelBatch::Sealed);
+}
+
 void QFunnelLane::append(QFunnelCall *call)
 {
     if (m_open) {
         if (m_open->append(m_count, call)) {
-            if (++m_count == QFunnelBatch::Capacity)
+            if (++m_count == QFunnelBatch::Capacity) {
                 m_open = nullptr;   // full: the relay frees it once drained
+                m_handedOff = true;
+            }
             return;
         }
         // Sealed before this call was published: reuse the batch for a new run.
@@ -64,6 +73,7 @@ void QFunnelLane::append(QFunnelCall *call)
     } else {
         m_open = new QFunnelBatch;
         m_open->restart(call);
+        m_handedOff = false; // until this batch is sealed, canBypassRelay() says no anyway
     }
     m_count = 1;
     // The only contended queue operation: once per batch, not per call.
@@ -82,7 +92,7 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
         return;
     }
     QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
-    if (!lane->hasOpenBatch() && c->relay().isIdle()) {
+    if (c->relay().isIdle() && lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
         // queued connection, instead of paying a relay wake-up on top.
         QFunnelInbox *inbox = target.load(std::memory_order_acquire);

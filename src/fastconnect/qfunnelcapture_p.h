@@ -35,9 +35,9 @@ public:
     ~QFunnelLane();
 
     QFunnelCore *core() const noexcept { return m_core; }
-    // False once the relay sealed the batch: this thread has nothing in the relay's hands, so a
-    // direct hand-off to an inbox cannot overtake its earlier calls.
-    bool hasOpenBatch() const noexcept { return m_open != nullptr; }
+    // True when none of this thread's calls is in the relay's hands (its last batch was
+    // sealed), so a direct hand-off to an inbox cannot overtake its earlier calls.
+    bool canBypassRelay() const noexcept;
     void append(QFunnelCall *call);
 
     // The calling thread's lane for core (created on first use).
@@ -45,8 +45,9 @@ public:
 
 private:
     QFunnelCore *const m_core;      // holds a reference
-    QFunnelBatch *m_open = nullptr;
+    QFunnelBatch *m_open = nullptr; // the batch being filled, or the last one (maybe sealed)
     quint32 m_count = 0;            // calls written into m_open
+    bool m_handedOff = false;       // the last batch filled up: the relay owns it, unsealed
 };
 
 } // namespace QtFastConnectPrivate

@@ -5,6 +5,7 @@
 #include "qfunneldelivery_p.h"
 
 #include <QtCore/qcoreapplication.h>
+#include <QtCore/qdeadlinetimer.h>
 #include <QtCore/qthread.h>
 #include <QtCore/private/qthread_p.h>
 
@@ -108,13 +109,22 @@ bool QFunnelCore::acquireCredit()
     // returned, or that receiver sees this waiter and wakes it.
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = false;
+    bool warned = false;
     while (!isStopped()) {
         if (m_credits.fetch_sub(1, std::memory_order_seq_cst) > 0) {
             ok = true;
             break;
         }
         m_credits.fetch_add(1, std::memory_order_seq_cst);
-        m_roomAvailable.wait(&m_waitLock);
+        if (!m_roomAvailable.wait(&m_waitLock, QDeadlineTimer(StallWarningMs)) && !warned) {
+            // Not an error by itself (a receiver may just be slow), but the classic deadlock
+            // of a bounded queue: the receiver thread waiting for this producer.
+            warned = true;
+            qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel "
+                     "(capacity %lld calls). Is every receiver thread running its event loop, "
+                     "and none of them waiting for this thread?",
+                     StallWarningMs, static_cast<long long>(capacity()));
+        }
     }
     m_waiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;

@@ -39,6 +39,9 @@ class QFunnelCore
 {
     Q_DISABLE_COPY_MOVE(QFunnelCore)
 public:
+    // A producer blocked this long on a full funnel prints one warning.
+    static constexpr int StallWarningMs = 5000;
+
     QFunnelCore();
 
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }

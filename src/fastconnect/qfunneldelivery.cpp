@@ -88,10 +88,14 @@ void QFunnelInbox::takeAll()
 
 void QFunnelInbox::deliver()
 {
+    if (m_inPass)
+        return; // a slot runs a nested event loop; the outer pass goes on afterwards
+    QMutexLocker locker(&m_passLock);
     if (!m_core) {
         dropAll();
         return;
     }
+    m_inPass = true;
     QFunnelCore *core = m_core;
     const bool stopped = core->isStopped();
     // One pass delivers what was queued when it started (a slot that emits again is served by
@@ -110,7 +114,12 @@ void QFunnelInbox::deliver()
         if (++count % 128 == 0 && (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs)))
             break;
     }
+    m_inPass = false;
     core->releaseCredits(settled);
+    if (core->isStopped()) {
+        dropAll(); // stop() found this pass running and left the rest to it
+        return;
+    }
     if (m_first) {
         postWake(); // m_head stays busy(), so producers do not post as well
         return;
@@ -162,6 +171,7 @@ qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
     return 1;
 }
 
+// With m_passLock held (or from the destructor).
 void QFunnelInbox::dropAll()
 {
     takeAll();
@@ -181,18 +191,11 @@ void QFunnelInbox::dropAll()
 
 void QFunnelInbox::dropPendingOnStop()
 {
-    QThread *t = m_threadData->thread.loadAcquire();
-    if (!t || t == QThread::currentThread() || !t->isRunning()) {
-        dropAll();
-        // Back to idle unless a producer pushed meanwhile (then its calls wait for the next
-        // pass or the inbox's destruction).
-        QFunnelCall *expected = busy();
-        m_head.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-    } else {
-        QFunnelCall *expected = nullptr;
-        if (m_head.compare_exchange_strong(expected, busy(), std::memory_order_acq_rel))
-            postWake();
-    }
+    // tryLock: the pass may be running a slot that waits for this very thread.
+    if (!m_passLock.tryLock())
+        return;
+    dropAll();
+    m_passLock.unlock();
 }
 
 } // namespace QtFastConnectPrivate

@@ -16,6 +16,7 @@
 //
 
 #include <QtFastConnect/qfastconnect_impl.h>
+#include <QtCore/qmutex.h>
 #include <QtCore/qobject.h>
 
 #include <atomic>
@@ -49,8 +50,9 @@ public:
 
     QThreadData *receiverThreadData() const noexcept { return m_threadData; }
 
-    // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now if no
-    // other thread can be delivering, else makes the inbox's own thread drop it.
+    // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now, unless
+    // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
+    // once the application is gone, so the stopping thread cannot leave this to the receiver's.
     void dropPendingOnStop();
     // The core is going away: no more calls can exist.
     void detach() noexcept { m_core = nullptr; }
@@ -70,7 +72,10 @@ private:
     static QFunnelCall *busy() noexcept;
     std::atomic<QFunnelCall *> m_head { nullptr };
 
-    // Owner thread only: calls taken from m_head and not yet delivered, oldest first.
+    // Held for a whole delivery pass (uncontended but for stop()); guards the list below.
+    QBasicMutex m_passLock;
+    bool m_inPass = false;        // owner thread only: a slot re-entered the event loop
+    // Calls taken from m_head and not yet delivered, oldest first.
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
 

@@ -1,0 +1,408 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "countedvalue.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qpointer.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <memory>
+#include <vector>
+
+class Producer : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void sequenced(int producer, quint64 seq);
+    void counted(const CountedValue &v);
+    void plain();
+};
+
+class Receiver : public QObject
+{
+    Q_OBJECT
+public:
+    static inline std::atomic<int> countedCalls { 0 };
+    int calls = 0;
+    QThread *lastThread = nullptr;
+    QObject *lastSender = nullptr;
+    int lastSignalIndex = -2;
+    quint64 lastValue = 0;
+
+    QObject *currentSender() const { return sender(); }
+    void onPlain()
+    {
+        ++calls;
+        lastThread = QThread::currentThread();
+        lastSender = sender();
+        lastSignalIndex = senderSignalIndex();
+    }
+    void onCounted(const CountedValue &v)
+    {
+        ++calls;
+        ++countedCalls;
+        lastValue = v.value;
+    }
+    void onCountedByValue(CountedValue v)
+    {
+        ++calls;
+        ++countedCalls;
+        lastValue = v.value;
+    }
+};
+
+// Checks exactly-once, per-producer FIFO delivery; runs in the receiver's thread only.
+class SequenceChecker : public QObject
+{
+    Q_OBJECT
+public:
+    explicit SequenceChecker(int producers) : next(producers, 0) { }
+    std::vector<quint64> next;
+    qint64 total = 0;
+    qint64 outOfOrder = 0;
+    void onSequenced(int producer, quint64 seq)
+    {
+        if (seq != next[producer])
+            ++outOfOrder;
+        next[producer] = seq + 1;
+        ++total;
+    }
+};
+
+// A thread running an event loop, for receivers that live outside the main thread.
+class EventLoopThread : public QThread
+{
+public:
+    ~EventLoopThread() override
+    {
+        quit();
+        wait();
+    }
+};
+
+// A functor that counts its live instances, to check the connection releases it once.
+struct CountedFunctor
+{
+    static inline std::atomic<int> live { 0 };
+    int *calls;
+    explicit CountedFunctor(int *c) : calls(c) { ++live; }
+    CountedFunctor(const CountedFunctor &o) : calls(o.calls) { ++live; }
+    CountedFunctor(CountedFunctor &&o) noexcept : calls(o.calls) { ++live; }
+    ~CountedFunctor() { --live; }
+    void operator()() const { ++*calls; }
+};
+
+class tst_QFastConnect : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void slotRunsInReceiverThread_data();
+    void slotRunsInReceiverThread();
+    void sameThreadEmissionIsDeferred();
+    void exactlyOnceFifoPerProducer();
+    void senderInSlot();
+    void receiverDeletedWithPendingCalls_data();
+    void receiverDeletedWithPendingCalls();
+    void disconnectStopsNewEmissions();
+    void pendingCallDeliveredAfterDisconnect();
+    void senderDeletedBeforeDelivery();
+    void functorWithContext();
+    void contextDeletedCutsConnection();
+    void receiverMovedToAnotherThread();
+    void byValueSlotGetsOneCopy();
+    void badInput();
+};
+
+void tst_QFastConnect::init()
+{
+    QCOMPARE(CountedValue::live.load(), 0);
+    CountedValue::resetCounters();
+}
+
+void tst_QFastConnect::slotRunsInReceiverThread_data()
+{
+    QTest::addColumn<bool>("receiverInWorker");
+    QTest::newRow("receiver in main thread") << false;
+    QTest::newRow("receiver in worker thread") << true;
+}
+
+void tst_QFastConnect::slotRunsInReceiverThread()
+{
+    QFETCH(bool, receiverInWorker);
+    EventLoopThread worker;
+    Receiver receiver;
+    if (receiverInWorker) {
+        worker.start();
+        receiver.moveToThread(&worker);
+    }
+    Producer producer;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+
+    // Emitted from a third thread, which is neither the receiver's nor the relay's.
+    QThread *emitter = QThread::create([&] { Q_EMIT producer.plain(); });
+    emitter->start();
+    QVERIFY(emitter->wait(10000));
+    QTRY_COMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.lastThread, receiver.thread());
+    QVERIFY(receiver.lastThread != emitter);
+    delete emitter;
+    if (receiverInWorker)
+        receiver.moveToThread(thread()); // Receiver is destroyed by this thread.
+}
+
+void tst_QFastConnect::sameThreadEmissionIsDeferred()
+{
+    Producer producer;
+    Receiver receiver;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+    Q_EMIT producer.plain();
+    QCOMPARE(receiver.calls, 0); // never inside emit, even in the receiver's own thread
+    QTRY_COMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.lastThread, QThread::currentThread());
+}
+
+void tst_QFastConnect::exactlyOnceFifoPerProducer()
+{
+    constexpr int Producers = 8;
+    constexpr quint64 PerProducer = 100000;
+    SequenceChecker checker(Producers);
+    std::vector<std::unique_ptr<Producer>> producers;
+    std::vector<std::unique_ptr<QThread>> threads;
+    for (int p = 0; p < Producers; ++p) {
+        producers.push_back(std::make_unique<Producer>());
+        QVERIFY(QtFastConnect::connect(producers.back().get(), &Producer::sequenced, &checker,
+                                       &SequenceChecker::onSequenced));
+        Producer *emitter = producers.back().get();
+        threads.emplace_back(QThread::create([emitter, p] {
+            for (quint64 seq = 0; seq < PerProducer; ++seq)
+                Q_EMIT emitter->sequenced(p, seq);
+        }));
+    }
+    for (auto &t : threads)
+        t->start();
+    // Pump events while they emit: 800,000 calls exceed the capacity, so producers wait for
+    // this thread to make room (waiting for them first would deadlock, by design).
+    QTRY_COMPARE_WITH_TIMEOUT(checker.total, qint64(Producers * PerProducer), 60000);
+    for (auto &t : threads)
+        QVERIFY(t->wait(60000));
+    QCOMPARE(checker.outOfOrder, 0);
+    for (int p = 0; p < Producers; ++p)
+        QCOMPARE(checker.next[p], PerProducer); // every sequence number, none twice
+    // Nothing more arrives: every call was settled exactly once.
+    QCOMPARE(QFunnel::globalInstance()->pendingCalls(), 0);
+}
+
+void tst_QFastConnect::senderInSlot()
+{
+    Producer producer;
+    Receiver receiver;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+    QThread *emitter = QThread::create([&] { Q_EMIT producer.plain(); });
+    emitter->start();
+    QVERIFY(emitter->wait(10000));
+    delete emitter;
+    QTRY_COMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.lastSender, &producer);
+    QCOMPARE(receiver.lastSignalIndex, producer.metaObject()->indexOfSignal("plain()"));
+    // Outside a slot, sender() is null again.
+    QCOMPARE(receiver.currentSender(), nullptr);
+}
+
+void tst_QFastConnect::receiverDeletedWithPendingCalls_data()
+{
+    QTest::addColumn<bool>("emitFromWorker");
+    QTest::newRow("emitted in receiver's thread") << false;
+    QTest::newRow("emitted in another thread") << true;
+}
+
+void tst_QFastConnect::receiverDeletedWithPendingCalls()
+{
+    QFETCH(bool, emitFromWorker);
+    constexpr int Calls = 1000;
+    QFunnel funnel;
+    Producer producer;
+    auto *receiver = new Receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::counted, receiver,
+                                   &Receiver::onCounted));
+    auto emitAll = [&] {
+        for (int i = 0; i < Calls; ++i)
+            Q_EMIT producer.counted(CountedValue(i));
+    };
+    if (emitFromWorker) {
+        QThread *emitter = QThread::create(emitAll);
+        emitter->start();
+        QVERIFY(emitter->wait(10000));
+        delete emitter;
+    } else {
+        emitAll();
+    }
+    QVERIFY(CountedValue::live > 0); // copies wait in the funnel
+    Receiver::countedCalls = 0;
+    delete receiver; // no event processed since the emissions
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(Receiver::countedCalls.load(), 0);
+    QCOMPARE(CountedValue::live.load(), 0);
+    QCOMPARE(funnel.droppedCalls(), 0u); // a receiver's death is not a drop: Qt does the same
+}
+
+void tst_QFastConnect::disconnectStopsNewEmissions()
+{
+    QFunnel funnel;
+    Producer producer;
+    Receiver receiver;
+    const QMetaObject::Connection c = QtFastConnect::connect(&funnel, &producer, &Producer::plain,
+                                                             &receiver, &Receiver::onPlain);
+    QVERIFY(c);
+    Q_EMIT producer.plain();
+    QTRY_COMPARE(receiver.calls, 1);
+    QVERIFY(QObject::disconnect(c));
+    QVERIFY(!QObject::disconnect(c));
+    Q_EMIT producer.plain();
+    QCOMPARE(funnel.pendingCalls(), 0); // nothing was captured
+    QCoreApplication::processEvents();
+    QCOMPARE(receiver.calls, 1);
+}
+
+void tst_QFastConnect::pendingCallDeliveredAfterDisconnect()
+{
+    // As with Qt::QueuedConnection, disconnecting does not recall an emission already made;
+    // sender() is null inside that call because the sender is no longer connected.
+    QFunnel funnel;
+    Producer producer;
+    Receiver receiver;
+    const QMetaObject::Connection c = QtFastConnect::connect(&funnel, &producer, &Producer::plain,
+                                                             &receiver, &Receiver::onPlain);
+    Q_EMIT producer.plain();
+    QVERIFY(QObject::disconnect(c));
+    QTRY_COMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.lastSender, nullptr);
+    QCOMPARE(receiver.lastSignalIndex, -1);
+}
+
+void tst_QFastConnect::senderDeletedBeforeDelivery()
+{
+    QFunnel funnel;
+    auto *producer = new Producer;
+    Receiver receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, producer, &Producer::plain, &receiver,
+                                   &Receiver::onPlain));
+    Q_EMIT producer->plain();
+    delete producer;
+    QTRY_COMPARE(receiver.calls, 1); // still delivered, as with Qt
+    QCOMPARE(receiver.lastSender, nullptr);
+}
+
+void tst_QFastConnect::functorWithContext()
+{
+    EventLoopThread worker;
+    worker.start();
+    QObject context;
+    context.moveToThread(&worker);
+    Producer producer;
+    std::atomic<QThread *> ranIn { nullptr };
+    std::atomic<quint64> got { 0 };
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, &context,
+                                   [&](const CountedValue &v) {
+                                       ranIn = QThread::currentThread();
+                                       got = v.value;
+                                   }));
+    Q_EMIT producer.counted(CountedValue(42));
+    QTRY_COMPARE(got.load(), 42u);
+    QCOMPARE(ranIn.load(), &worker);
+    context.moveToThread(thread());
+}
+
+void tst_QFastConnect::contextDeletedCutsConnection()
+{
+    QFunnel funnel;
+    Producer producer;
+    int calls = 0;
+    auto *context = new QObject;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::plain, context,
+                                   CountedFunctor(&calls)));
+    QCOMPARE(CountedFunctor::live.load(), 1);
+    Q_EMIT producer.plain();  // pending when the context goes
+    delete context;
+    Q_EMIT producer.plain();  // after: nothing captured
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(calls, 0);
+    QCOMPARE(CountedFunctor::live.load(), 0); // released exactly once
+}
+
+void tst_QFastConnect::receiverMovedToAnotherThread()
+{
+    // A call routed to the main thread follows its receiver to a worker thread.
+    EventLoopThread worker;
+    worker.start();
+    Producer producer;
+    Receiver receiver;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+    Q_EMIT producer.plain();          // routed to the main thread's inbox
+    receiver.moveToThread(&worker);   // before the main thread delivered it
+    QTRY_COMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.lastThread, &worker);
+    QMetaObject::invokeMethod(&receiver, [&] { receiver.moveToThread(thread()); },
+                              Qt::BlockingQueuedConnection);
+}
+
+void tst_QFastConnect::byValueSlotGetsOneCopy()
+{
+    // const T& signal → by-value slot: one copy at emit, then moved into the slot (Qt: 2 copies).
+    EventLoopThread worker;
+    worker.start();
+    Producer producer;
+    Receiver receiver;
+    receiver.moveToThread(&worker);
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, &receiver,
+                                   &Receiver::onCountedByValue));
+    {
+        const CountedValue v(7);
+        Q_EMIT producer.counted(v);
+    }
+    QTRY_COMPARE(CountedValue::live.load(), 0);
+    QCOMPARE(receiver.lastValue, 7u);
+    QCOMPARE(CountedValue::copies.load(), 1);
+    QMetaObject::invokeMethod(&receiver, [&] { receiver.moveToThread(thread()); },
+                              Qt::BlockingQueuedConnection);
+}
+
+void tst_QFastConnect::badInput()
+{
+    Producer producer;
+    Receiver receiver;
+    Producer *nullProducer = nullptr;
+    Receiver *nullReceiver = nullptr;
+
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("invalid nullptr parameter \\(sender\\)"));
+    QVERIFY(!QtFastConnect::connect(nullProducer, &Producer::plain, &receiver,
+                                    &Receiver::onPlain));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver,
+                                    &Receiver::onPlain));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver, [] { }));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("invalid nullptr funnel"));
+    QVERIFY(!QtFastConnect::connect(static_cast<QFunnel *>(nullptr), &producer, &Producer::plain,
+                                    &receiver, &Receiver::onPlain));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection type 0x2"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
+                                    QtFastConnect::ConnectionType(Qt::QueuedConnection)));
+
+    QObject homeless;
+    homeless.moveToThread(nullptr);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("has no thread affinity"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &homeless, [] { }));
+
+    // None of these left a live connection behind.
+    Q_EMIT producer.plain();
+    QCOMPARE(QFunnel::globalInstance()->pendingCalls(), 0);
+}
+
+QTEST_MAIN(tst_QFastConnect)
+#include "tst_qfastconnect.moc"

@@ -1,0 +1,72 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Emits into the global funnel, then destroys the application with the calls still pending.
+// Prints what it saw; tst_shutdown checks it. Exit code 0 only if nothing ran and nothing leaked.
+
+#include "countedvalue.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qcoreapplication.h>
+#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
+
+#include <cstdio>
+#include <memory>
+
+class Producer : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void counted(const CountedValue &v);
+};
+
+class EventLoopThread : public QThread
+{
+public:
+    ~EventLoopThread() override
+    {
+        quit();
+        wait();
+    }
+};
+
+int main(int argc, char **argv)
+{
+    const bool workerReceiver = argc > 1 && qstrcmp(argv[1], "worker") == 0;
+    std::atomic<int> calls { 0 };
+    QSemaphore gate;
+    EventLoopThread worker;     // outlives the application: still running at shutdown
+    auto receiver = std::make_unique<QObject>();
+    {
+        QCoreApplication app(argc, argv);
+        Producer producer;
+        if (workerReceiver) {
+            worker.start();
+            receiver->moveToThread(&worker);
+            // The worker stays busy until the application is gone.
+            QMetaObject::invokeMethod(receiver.get(), [&gate] { gate.acquire(); });
+        }
+        QtFastConnect::connect(&producer, &Producer::counted, receiver.get(),
+                               [&](const CountedValue &) { ++calls; });
+        std::unique_ptr<QThread> t(QThread::create([&] {
+            for (int i = 0; i < 10000; ++i)
+                Q_EMIT producer.counted(CountedValue(i));
+        }));
+        t->start();
+        t->wait();
+        std::printf("pending before shutdown: %lld\n",
+                    static_cast<long long>(QFunnel::globalInstance()->pendingCalls()));
+    } // ~QCoreApplication stops the global funnel
+    std::printf("live arguments right after shutdown: %d\n", CountedValue::live.load());
+    gate.release();
+    worker.quit();
+    worker.wait();
+    receiver.reset();
+    std::printf("calls run: %d\nlive arguments: %d\ndropped: %llu\n", calls.load(),
+                CountedValue::live.load(),
+                static_cast<unsigned long long>(QFunnel::globalInstance()->droppedCalls()));
+    return (calls.load() == 0 && CountedValue::live.load() == 0) ? 0 : 1;
+}
+
+#include "shutdown_helper.moc"
