@@ -13,13 +13,31 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 namespace {
-// This thread's lanes, one per funnel it emitted into.
+
+#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
+#  define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#  define QFC_TLS_INITIAL_EXEC
+#endif
+
+// The lane this thread used last. Trivially destructible and initial-exec, so that the common
+// case costs two loads instead of a __tls_get_addr call (a shared library's default).
+thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
+thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
+
+// This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
 struct LaneSet
 {
     QVarLengthArray<QFunnelLane *, 4> lanes;
-    ~LaneSet() { qDeleteAll(lanes); }
+    ~LaneSet()
+    {
+        tlCachedCore = nullptr;
+        tlCachedLane = nullptr;
+        qDeleteAll(lanes);
+    }
 };
 thread_local LaneSet tlLanes;
+
 } // namespace
 
 QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
@@ -36,19 +54,27 @@ QFunnelLane::~QFunnelLane()
 
 QFunnelLane *QFunnelLane::forCurrentThread(QFunnelCore *core)
 {
+    if (Q_LIKELY(tlCachedCore == core))
+        return tlCachedLane;
     LaneSet &set = tlLanes;
+    QFunnelLane *lane = nullptr;
     for (qsizetype i = 0; i < set.lanes.size(); ++i) {
-        QFunnelLane *lane = set.lanes[i];
-        if (lane->m_core == core)
-            return lane;
-        if (lane->m_core->isStopped()) {
+        QFunnelLane *l = set.lanes[i];
+        if (l->m_core == core) {
+            lane = l;
+        } else if (l->m_core->isStopped()) {
             // Lanes of stopped funnels only pin their core; drop them here.
-            delete lane;
+            delete l;
             set.lanes.remove(i--);
         }
     }
-    set.lanes.append(new QFunnelLane(core));
-    return set.lanes.last();
+    if (!lane) {
+        lane = new QFunnelLane(core);
+        set.lanes.append(lane);
+    }
+    tlCachedCore = core;   // the lane holds a reference: core cannot be reused meanwhile
+    tlCachedLane = lane;
+    return lane;
 }
 
 bool QFunnelLane::canBypassRelay() const noexcept
@@ -71,7 +97,7 @@ void QFunnelLane::append(QFunnelCall *call)
         // Sealed before this call was published: reuse the batch for a new run.
         m_open->restart(call);
     } else {
-        m_open = new QFunnelBatch;
+        m_open = m_core->queue().newBatch();
         m_open->restart(call);
         m_handedOff = false; // until this batch is sealed, canBypassRelay() says no anyway
     }

@@ -18,13 +18,7 @@ namespace QtFastConnectPrivate {
 
 namespace {
 const QEvent::Type WakeEvent = QEvent::Type(QEvent::registerEventType());
-QFunnelCall busyMarker { nullptr, nullptr };
 } // namespace
-
-QFunnelCall *QFunnelInbox::busy() noexcept
-{
-    return &busyMarker;
-}
 
 QFunnelInbox::QFunnelInbox(QFunnelCore *core, QThreadData *threadData)
     : m_core(core), m_threadData(threadData)
@@ -64,12 +58,14 @@ bool QFunnelInbox::event(QEvent *e)
 
 void QFunnelInbox::takeAll()
 {
-    // acquire: pairs with push()'s release.
-    QFunnelCall *c = m_head.exchange(busy(), std::memory_order_acquire);
+    // acquire: pairs with push()'s release. The inbox is idle again from here on, so a call
+    // pushed while this pass runs posts a new wake-up: a slot that runs a nested event loop
+    // (a modal dialog, say) keeps receiving calls, as with Qt's queued connections.
+    QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
     // The chain is newest first; reverse it onto the end of the pending list.
     QFunnelCall *first = nullptr;
     QFunnelCall *last = nullptr;
-    while (c && c != busy()) {
+    while (c) {
         QFunnelCall *next = c->next;
         c->next = first;
         first = c;
@@ -88,17 +84,26 @@ void QFunnelInbox::takeAll()
 
 void QFunnelInbox::deliver()
 {
-    if (m_inPass)
-        return; // a slot runs a nested event loop; the outer pass goes on afterwards
-    QMutexLocker locker(&m_passLock);
+    // A nested pass (a slot re-entered the event loop) already holds the pass lock.
+    const bool nested = m_inPass;
+    if (!nested)
+        m_passLock.lock();
     if (!m_core) {
         dropAll();
-        return;
+    } else {
+        m_inPass = true;
+        runPass();
+        m_inPass = nested;
     }
-    m_inPass = true;
+    if (!nested)
+        m_passLock.unlock();
+}
+
+void QFunnelInbox::runPass()
+{
     QFunnelCore *core = m_core;
     const bool stopped = core->isStopped();
-    // One pass delivers what was queued when it started (a slot that emits again is served by
+    // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
     QElapsedTimer clock;
@@ -114,19 +119,11 @@ void QFunnelInbox::deliver()
         if (++count % 128 == 0 && (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs)))
             break;
     }
-    m_inPass = false;
     core->releaseCredits(settled);
-    if (core->isStopped()) {
+    if (core->isStopped())
         dropAll(); // stop() found this pass running and left the rest to it
-        return;
-    }
-    if (m_first) {
-        postWake(); // m_head stays busy(), so producers do not post as well
-        return;
-    }
-    QFunnelCall *expected = busy();
-    if (!m_head.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel))
-        postWake(); // calls arrived during the pass
+    else if (m_first && !m_head.load(std::memory_order_relaxed))
+        postWake(); // out of budget; a non-empty m_head already has a wake-up on its way
 }
 
 // Returns the number of credits the call gives back (0 if it was forwarded).

@@ -33,6 +33,7 @@ class QFunnelCore;
 // Producers (directly, when the funnel is idle) and the relay push chains of calls; the first
 // push into an idle inbox posts one wake-up event; the inbox's thread then runs the calls in its
 // event loop, a bounded pass at a time, so paint and input events interleave with a flood.
+// Passes may nest (a slot that runs an event loop), like Qt's sendPostedEvents().
 class QFunnelInbox final : public QObject
 {
 public:
@@ -62,19 +63,19 @@ protected:
 
 private:
     void deliver();
+    void runPass();
     void takeAll();
     void postWake();
     void dropAll();
     qsizetype deliverOne(QFunnelCall *call, bool stopped);
 
-    // nullptr: idle, no wake-up posted. Busy(): a wake-up is posted or a pass is running; a
-    // chain pushed now ends in Busy() instead of nullptr.
-    static QFunnelCall *busy() noexcept;
+    // Calls pushed and not yet taken, newest first. The push that finds it empty posts the
+    // wake-up; every pass takes it all, so a non-empty m_head always has a wake-up on its way.
     std::atomic<QFunnelCall *> m_head { nullptr };
 
     // Held for a whole delivery pass (uncontended but for stop()); guards the list below.
     QBasicMutex m_passLock;
-    bool m_inPass = false;        // owner thread only: a slot re-entered the event loop
+    bool m_inPass = false;        // owner thread only: a pass is running (maybe nested)
     // Calls taken from m_head and not yet delivered, oldest first.
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;

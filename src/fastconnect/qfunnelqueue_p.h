@@ -88,6 +88,33 @@ class QFunnelQueue
 {
 public:
     QFunnelQueue() { m_queue.set_capacity(1 << 20); }
+    ~QFunnelQueue()
+    {
+        for (QFunnelBatch *b = nullptr; m_spares.try_pop(b);)
+            delete b;
+    }
+
+    // Batches are recycled rather than freed: a 4 KiB malloc/free pair per batch, across
+    // threads, costs glibc a consolidation of its small-chunk bins each time.
+    QFunnelBatch *newBatch()
+    {
+        QFunnelBatch *b = nullptr;
+        if (m_spares.try_pop(b)) {
+            m_spareCount.fetch_sub(1, std::memory_order_relaxed);
+            return b;
+        }
+        return new QFunnelBatch;
+    }
+    void recycle(QFunnelBatch *b)
+    {
+        // A relaxed bound is enough: it only caps how much memory idles in the spares.
+        if (m_spareCount.fetch_add(1, std::memory_order_relaxed) < MaxSpares) {
+            m_spares.push(b);
+        } else {
+            m_spareCount.fetch_sub(1, std::memory_order_relaxed);
+            delete b;
+        }
+    }
 
     void push(QFunnelBatch *batch) { m_queue.push(batch); }
     QFunnelBatch *pop()
@@ -99,7 +126,10 @@ public:
     bool tryPop(QFunnelBatch *&batch) { return m_queue.try_pop(batch); }
 
 private:
+    static constexpr int MaxSpares = 64;
     tbb::concurrent_bounded_queue<QFunnelBatch *> m_queue;
+    tbb::concurrent_queue<QFunnelBatch *> m_spares;
+    std::atomic<int> m_spareCount { 0 };
 };
 
 } // namespace QtFastConnectPrivate

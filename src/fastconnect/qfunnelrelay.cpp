@@ -141,11 +141,11 @@ void QFunnelRelay::run()
 
         auto retired = [&](HeldBatch &h) {
             if (h.done == QFunnelBatch::Capacity) {
-                delete h.batch;             // full: its producer moved on to a new batch
+                m_queue.recycle(h.batch);   // full: its producer moved on to a new batch
                 return true;
             }
             if (h.seen & QFunnelBatch::Abandoned) {
-                delete h.batch;             // its producer thread exited; everything routed
+                m_queue.recycle(h.batch);   // its producer thread exited; everything routed
                 return true;
             }
             if (h.fresh && !stopping)
