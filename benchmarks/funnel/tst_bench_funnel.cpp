@@ -1,0 +1,386 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Cross-thread delivery of quint64 emissions to a slot in the main thread: the funnel against
+// Qt::QueuedConnection.
+//
+//   tst_bench_funnel                           throughput table, printed by cleanupTestCase()
+//   tst_bench_funnel -callgrind singleProducerCallgrind
+//                                              instructions per iteration of 10,000 calls
+//   tst_bench_funnel --deliver <funnel|queued|direct> <calls>
+//                                              delivers exactly <calls> calls from one producer
+//                                              thread and exits; for callgrind-per-call.sh
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qcoreapplication.h>
+#include <QtCore/qelapsedtimer.h>
+#include <QtCore/qeventloop.h>
+#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+enum class Path { Queued, Funnel, Direct };
+
+static const char *pathName(Path path)
+{
+    switch (path) {
+    case Path::Queued:
+        return "Qt::QueuedConnection";
+    case Path::Funnel:
+        return "FunnelConnection";
+    case Path::Direct:
+        return "Qt::DirectConnection";
+    }
+    return "?";
+}
+
+// Every value carries its producer in the top bits and that producer's running sequence number
+// below, so that the receiver can check per-producer order as well as the checksum.
+static constexpr int ProducerShift = 48;
+static constexpr quint64 SequenceMask = (quint64(1) << ProducerShift) - 1;
+
+// throughput(): calls per QBENCHMARK iteration, split evenly between the producers.
+static constexpr quint64 CallsPerIteration = 200000;
+// singleProducerCallgrind(): calls per iteration; divide its result by this.
+static constexpr quint64 CallgrindCallsPerIteration = 10000;
+
+class Sender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(quint64 v);
+};
+
+class Receiver : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Receiver(int producers) : m_next(size_t(producers), 0) { }
+
+    // Runs in the main thread, except for Qt::DirectConnection (then in the one producer).
+    void onValue(quint64 v)
+    {
+        sum += v;
+        quint64 &next = m_next[size_t(v >> ProducerShift)];
+        if ((v & SequenceMask) != next)
+            ++outOfOrder;
+        next = (v & SequenceMask) + 1;
+        if (++count == target && loop)
+            loop->quit();
+    }
+
+    quint64 count = 0;
+    quint64 sum = 0;
+    quint64 outOfOrder = 0;
+    quint64 target = 0;
+    QEventLoop *loop = nullptr;   // null: the slot runs in the producer, nobody waits in a loop
+
+private:
+    std::vector<quint64> m_next;
+};
+
+// Producer threads are started once per test function and parked between rounds, so that an
+// iteration measures delivery, not thread creation. One Sender per thread, as with real workers.
+class ProducerPool
+{
+    Q_DISABLE_COPY_MOVE(ProducerPool)
+public:
+    explicit ProducerPool(int count)
+    {
+        for (int i = 0; i < count; ++i) {
+            auto w = std::make_unique<Worker>();
+            w->tag = quint64(i) << ProducerShift;
+            Worker *raw = w.get();
+            w->thread.reset(QThread::create([this, raw] { run(raw); }));
+            w->thread->start();
+            m_workers.push_back(std::move(w));
+        }
+    }
+    ~ProducerPool()
+    {
+        m_quit.store(true, std::memory_order_relaxed);
+        for (auto &w : m_workers)
+            w->go.release();   // the semaphore publishes m_quit
+        for (auto &w : m_workers)
+            w->thread->wait();
+    }
+
+    int size() const { return int(m_workers.size()); }
+    Sender *sender(int i) const { return &m_workers[size_t(i)]->sender; }
+
+    // Each producer emits callsEach values; returns at once.
+    void startRound(quint64 callsEach)
+    {
+        m_callsEach = callsEach;   // published by go.release()
+        for (auto &w : m_workers)
+            w->go.release();
+    }
+    void waitRound() { m_done.acquire(size()); }
+
+    // What the producers emitted so far; call between rounds.
+    quint64 emittedSum() const
+    {
+        quint64 s = 0;
+        for (const auto &w : m_workers)
+            s += w->sum;
+        return s;
+    }
+
+private:
+    struct Worker
+    {
+        Sender sender;
+        QSemaphore go;
+        quint64 tag = 0;
+        quint64 sequence = 0;
+        quint64 sum = 0;
+        std::unique_ptr<QThread> thread;
+    };
+
+    void run(Worker *w)
+    {
+        for (;;) {
+            w->go.acquire();
+            if (m_quit.load(std::memory_order_relaxed))
+                return;
+            const quint64 n = m_callsEach;
+            for (quint64 i = 0; i < n; ++i) {
+                const quint64 v = w->tag | w->sequence++;
+                w->sum += v;
+                Q_EMIT w->sender.value(v);
+            }
+            m_done.release();
+        }
+    }
+
+    std::vector<std::unique_ptr<Worker>> m_workers;
+    QSemaphore m_done;
+    quint64 m_callsEach = 0;
+    std::atomic<bool> m_quit { false };
+};
+
+static bool connectPath(Path path, Sender *sender, Receiver *receiver)
+{
+    switch (path) {
+    case Path::Queued:
+        return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
+                                     Qt::QueuedConnection));
+    case Path::Funnel:
+        return bool(QtFastConnect::connect(sender, &Sender::value, receiver,
+                                           &Receiver::onValue));
+    case Path::Direct:
+        return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
+                                     Qt::DirectConnection));
+    }
+    return false;
+}
+
+// One round: every producer emits callsEach values; returns once all of them ran.
+static void runRound(ProducerPool &pool, Receiver &receiver, quint64 callsEach)
+{
+    receiver.target = receiver.count + callsEach * quint64(pool.size());
+    pool.startRound(callsEach);
+    // The slot only runs inside this loop, so it cannot reach the target before exec().
+    if (receiver.loop && receiver.count < receiver.target)
+        receiver.loop->exec();
+    pool.waitRound();
+}
+
+// Wall-clock rows are meaningless under valgrind, which serializes the threads.
+static bool underCallgrind()
+{
+    return QCoreApplication::arguments().contains(QStringLiteral("-callgrindchild"));
+}
+
+class tst_BenchFunnel : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void throughput_data();
+    void throughput();
+    void singleProducerCallgrind_data();
+    void singleProducerCallgrind();
+    void cleanupTestCase();
+
+private:
+    struct Measurement
+    {
+        quint64 calls = 0;
+        qint64 nsecs = 0;
+    };
+    // Our own clock around each iteration, so that the table compares rows of this very run.
+    std::map<int, std::map<Path, Measurement>> m_results;
+};
+
+void tst_BenchFunnel::throughput_data()
+{
+    QTest::addColumn<int>("producers");
+    QTest::addColumn<int>("path");
+    for (int producers : { 1, 4, 32 }) {
+        for (Path path : { Path::Queued, Path::Funnel }) {
+            QTest::addRow("%d producer%s, %s", producers, producers == 1 ? "" : "s",
+                          pathName(path))
+                    << producers << int(path);
+        }
+    }
+}
+
+void tst_BenchFunnel::throughput()
+{
+    QFETCH(int, producers);
+    QFETCH(int, path);
+    if (underCallgrind())
+        QSKIP("wall-clock throughput; use singleProducerCallgrind under -callgrind");
+
+    Receiver receiver(producers);
+    QEventLoop loop;
+    receiver.loop = &loop;
+    ProducerPool pool(producers);
+    for (int i = 0; i < producers; ++i)
+        QVERIFY(connectPath(Path(path), pool.sender(i), &receiver));
+    const quint64 callsEach = CallsPerIteration / quint64(producers);
+
+    // Warm-up: per-thread lanes, the inbox and Qt's posted-event list get allocated here.
+    runRound(pool, receiver, callsEach);
+
+    Measurement m;
+    QBENCHMARK {
+        QElapsedTimer clock;
+        clock.start();
+        runRound(pool, receiver, callsEach);
+        m.nsecs += clock.nsecsElapsed();
+        m.calls += callsEach * quint64(producers);
+    }
+
+    QCOMPARE(receiver.count, m.calls + callsEach * quint64(producers));
+    QCOMPARE(receiver.sum, pool.emittedSum());
+    QCOMPARE(receiver.outOfOrder, 0u);
+
+    Measurement &total = m_results[producers][Path(path)];
+    total.calls += m.calls;
+    total.nsecs += m.nsecs;
+}
+
+void tst_BenchFunnel::singleProducerCallgrind_data()
+{
+    QTest::addColumn<int>("path");
+    for (Path path : { Path::Funnel, Path::Queued, Path::Direct })
+        QTest::addRow("%s, %llu calls", pathName(path), CallgrindCallsPerIteration) << int(path);
+}
+
+// Small enough for -callgrind (which counts every thread's instructions inside QBENCHMARK; the
+// result is per 10,000 calls). Runs as a short wall-clock benchmark otherwise.
+void tst_BenchFunnel::singleProducerCallgrind()
+{
+    QFETCH(int, path);
+    Receiver receiver(1);
+    QEventLoop loop;
+    if (Path(path) != Path::Direct)
+        receiver.loop = &loop;
+    ProducerPool pool(1);
+    QVERIFY(connectPath(Path(path), pool.sender(0), &receiver));
+
+    // Warm-up, so that one-time allocations stay out of the count.
+    runRound(pool, receiver, 1000);
+    quint64 calls = 1000;
+
+    QBENCHMARK {
+        runRound(pool, receiver, CallgrindCallsPerIteration);
+        calls += CallgrindCallsPerIteration;
+    }
+
+    QCOMPARE(receiver.count, calls);
+    QCOMPARE(receiver.sum, pool.emittedSum());
+    QCOMPARE(receiver.outOfOrder, 0u);
+}
+
+void tst_BenchFunnel::cleanupTestCase()
+{
+    if (m_results.empty())
+        return;
+    auto rate = [](const std::map<Path, Measurement> &row, Path path) -> double {
+        auto it = row.find(path);
+        if (it == row.end() || it->second.nsecs <= 0)
+            return 0;
+        return double(it->second.calls) * 1e9 / double(it->second.nsecs);
+    };
+    auto cell = [](double callsPerSecond) {
+        return callsPerSecond > 0 ? QByteArray::number(callsPerSecond / 1e6, 'f', 3) + " M"
+                                  : QByteArray("-");
+    };
+    qInfo("Calls/s measured in this run (the machine is shared: compare rows of one run only)");
+    qInfo("%9s  %20s  %16s  %9s", "producers", pathName(Path::Queued), pathName(Path::Funnel),
+          "funnel/Qt");
+    for (const auto &[producers, row] : m_results) {
+        const double queued = rate(row, Path::Queued);
+        const double funnel = rate(row, Path::Funnel);
+        const QByteArray ratio = queued > 0 && funnel > 0
+                ? QByteArray::number(funnel / queued, 'f', 2) + "x"
+                : QByteArray("-");
+        qInfo("%9d  %20s  %16s  %9s", producers, cell(queued).constData(),
+              cell(funnel).constData(), ratio.constData());
+    }
+}
+
+// --deliver mode: exactly `calls` calls through one path, then exit; no QTest involved, so that
+// a whole-process instruction count differs between two call counts only by the calls.
+static int deliverOnly(const char *pathArg, const char *callsArg)
+{
+    Path path;
+    if (!std::strcmp(pathArg, "funnel"))
+        path = Path::Funnel;
+    else if (!std::strcmp(pathArg, "queued"))
+        path = Path::Queued;
+    else if (!std::strcmp(pathArg, "direct"))
+        path = Path::Direct;
+    else
+        return -1;
+    char *end = nullptr;
+    const quint64 calls = std::strtoull(callsArg, &end, 10);
+    if (!calls || *end)
+        return -1;
+
+    Receiver receiver(1);
+    QEventLoop loop;
+    if (path != Path::Direct)
+        receiver.loop = &loop;
+    ProducerPool pool(1);
+    if (!connectPath(path, pool.sender(0), &receiver))
+        return 2;
+    runRound(pool, receiver, calls);
+    if (receiver.count != calls || receiver.sum != pool.emittedSum() || receiver.outOfOrder) {
+        std::fprintf(stderr, "%s: %llu of %llu calls arrived, checksum %s, %llu out of order\n",
+                     pathName(path), static_cast<unsigned long long>(receiver.count),
+                     static_cast<unsigned long long>(calls),
+                     receiver.sum == pool.emittedSum() ? "ok" : "WRONG",
+                     static_cast<unsigned long long>(receiver.outOfOrder));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    if (argc > 1 && !std::strcmp(argv[1], "--deliver")) {
+        const int rc = argc == 4 ? deliverOnly(argv[2], argv[3]) : -1;
+        if (rc == -1) {
+            std::fprintf(stderr, "usage: %s --deliver funnel|queued|direct <calls>\n", argv[0]);
+            return 2;
+        }
+        return rc;
+    }
+    tst_BenchFunnel tc;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&tc, argc, argv);
+}
+
+#include "tst_bench_funnel.moc"

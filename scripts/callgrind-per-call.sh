@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Copyright (C) 2026 The QtFastConnect Authors.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Instructions per delivered call, all threads counted, for one producer thread delivering
+# quint64 calls to a slot in the main thread: FunnelConnection, Qt::QueuedConnection and, as a
+# reference, Qt::DirectConnection.
+#
+# Each path runs under callgrind for N and for 2N calls (tst_bench_funnel --deliver); the
+# difference of the two totals, divided by N, cancels start-up and shut-down costs. Valgrind
+# serializes the threads, which leaves instruction counts meaningful (not timings).
+#
+# Usage: scripts/callgrind-per-call.sh [-n N] [-r R] [-k DIR] <build-dir | tst_bench_funnel>
+#   -n N    calls in the shorter run (default 100000)
+#   -r R    measure each path R times and report the median (default 3)
+#   -k DIR  keep the callgrind out files in DIR (for callgrind_annotate)
+
+set -euo pipefail
+
+usage() {
+    echo "usage: $0 [-n N] [-r R] [-k DIR] <build-dir | path/to/tst_bench_funnel>" >&2
+    exit 2
+}
+
+calls=100000
+repeats=3
+keep=""
+while getopts "n:r:k:h" opt; do
+    case "$opt" in
+        n) calls="$OPTARG" ;;
+        r) repeats="$OPTARG" ;;
+        k) keep="$OPTARG" ;;
+        *) usage ;;
+    esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 1 ]] || usage
+[[ "$calls" =~ ^[1-9][0-9]*$ ]] || { echo "error: -n needs a positive integer" >&2; exit 2; }
+[[ "$repeats" =~ ^[1-9][0-9]*$ ]] || { echo "error: -r needs a positive integer" >&2; exit 2; }
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "error: valgrind not found in PATH; install it (Debian: apt-get install valgrind)" >&2
+    exit 1
+fi
+
+binary="$1"
+if [[ -d "$binary" ]]; then
+    binary="$binary/benchmarks/funnel/tst_bench_funnel"
+fi
+if [[ ! -x "$binary" ]]; then
+    echo "error: $binary is not an executable; configure with -DQT_BUILD_BENCHMARKS=ON and" \
+         "build the tst_bench_funnel target" >&2
+    exit 1
+fi
+
+if [[ -n "$keep" ]]; then
+    mkdir -p "$keep"
+    outdir="$keep"
+else
+    outdir="$(mktemp -d)"
+    trap 'rm -rf "$outdir"' EXIT
+fi
+
+# Prints the total Ir of one run.
+measure() {
+    local path="$1" n="$2" run="$3"
+    local out="$outdir/callgrind.$path.$n.$run.out"
+    if ! valgrind --tool=callgrind --quiet --callgrind-out-file="$out" \
+            "$binary" --deliver "$path" "$n" >"$outdir/$path.$n.$run.log" 2>&1; then
+        echo "error: '$binary --deliver $path $n' failed under valgrind:" >&2
+        cat "$outdir/$path.$n.$run.log" >&2
+        exit 1
+    fi
+    # "summary:" is the whole-program total (all threads: --separate-threads is off).
+    local ir
+    ir="$(awk '/^summary:/ { print $2; exit }' "$out")"
+    [[ -n "$ir" ]] || { echo "error: no summary line in $out" >&2; exit 1; }
+    echo "$ir"
+}
+
+printf '%-22s %10s %10s %10s   (N=%d, %d runs per path)\n' "path" "Ir/call" "min" "max" \
+    "$calls" "$repeats"
+for path in funnel queued direct; do
+    case "$path" in
+        funnel) label="FunnelConnection" ;;
+        queued) label="Qt::QueuedConnection" ;;
+        direct) label="Qt::DirectConnection" ;;
+    esac
+    perCall=()
+    for ((run = 1; run <= repeats; ++run)); do
+        ir1="$(measure "$path" "$calls" "$run")"
+        ir2="$(measure "$path" $((2 * calls)) "$run")"
+        perCall+=("$(awk -v a="$ir1" -v b="$ir2" -v n="$calls" \
+                         'BEGIN { printf "%.1f", (b - a) / n }')")
+    done
+    # The funnel's count depends a little on how valgrind interleaves the threads (how full
+    # the batches get): report the median and the spread.
+    printf '%s\n' "${perCall[@]}" | sort -g | awk -v l="$label" '
+        { v[NR] = $1 }
+        END { printf "%-22s %10.0f %10.0f %10.0f\n", l, v[int((NR + 1) / 2)], v[1], v[NR] }'
+done
+if [[ -n "$keep" ]]; then
+    echo "callgrind out files kept in $keep (e.g. callgrind_annotate --inclusive=yes" \
+         "$keep/callgrind.funnel.$((2 * calls)).1.out)"
+fi
