@@ -5,7 +5,9 @@
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qpointer.h>
+#include <QtCore/qeventloop.h>
 #include <QtCore/qthread.h>
+#include <QtCore/qtimer.h>
 #include <QtTest/qtest.h>
 
 #include <memory>
@@ -112,6 +114,7 @@ private Q_SLOTS:
     void functorWithContext();
     void contextDeletedCutsConnection();
     void receiverMovedToAnotherThread();
+    void nestedEventLoopInSlotReceivesCalls();
     void byValueSlotGetsOneCopy();
     void badInput();
 };
@@ -346,6 +349,30 @@ void tst_QFastConnect::receiverMovedToAnotherThread()
     QCOMPARE(receiver.lastThread, &worker);
     QMetaObject::invokeMethod(&receiver, [&] { receiver.moveToThread(thread()); },
                               Qt::BlockingQueuedConnection);
+}
+
+void tst_QFastConnect::nestedEventLoopInSlotReceivesCalls()
+{
+    // A slot that runs an event loop (as a modal dialog does) keeps receiving later calls, as
+    // with Qt::QueuedConnection.
+    Producer producer;
+    Receiver receiver;
+    int calls = 0;
+    bool deliveredInNestedLoop = false;
+    QEventLoop nested;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, [&] {
+        if (++calls == 1) {
+            Q_EMIT producer.plain();
+            QTimer::singleShot(10000, &nested, &QEventLoop::quit); // safety net only
+            nested.exec();
+            deliveredInNestedLoop = calls == 2;
+        } else {
+            nested.quit();
+        }
+    }));
+    Q_EMIT producer.plain();
+    QTRY_COMPARE(calls, 2);
+    QVERIFY(deliveredInNestedLoop);
 }
 
 void tst_QFastConnect::byValueSlotGetsOneCopy()
