@@ -5,9 +5,10 @@
 #include "qfunneldelivery_p.h"
 
 #include <QtCore/qcoreapplication.h>
-#include <QtCore/qdeadlinetimer.h>
 #include <QtCore/qthread.h>
 #include <QtCore/private/qthread_p.h>
+
+#include <chrono>
 
 QT_BEGIN_NAMESPACE
 
@@ -104,7 +105,7 @@ bool QFunnelCore::acquireCredit()
         return true;
     }
 
-    QMutexLocker locker(&m_waitLock);
+    std::unique_lock<std::mutex> locker(m_waitLock);
     // seq_cst on m_waiters and m_credits: either this thread sees the credits a receiver
     // returned, or that receiver sees this waiter and wakes it.
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
@@ -116,7 +117,9 @@ bool QFunnelCore::acquireCredit()
             break;
         }
         m_credits.fetch_add(1, std::memory_order_seq_cst);
-        if (!m_roomAvailable.wait(&m_waitLock, QDeadlineTimer(StallWarningMs)) && !warned) {
+        const auto waited = m_roomAvailable.wait_for(locker,
+                                                     std::chrono::milliseconds(StallWarningMs));
+        if (waited == std::cv_status::timeout && !warned) {
             // Not an error by itself (a receiver may just be slow), but the classic deadlock
             // of a bounded queue: the receiver thread waiting for this producer.
             warned = true;
@@ -141,8 +144,9 @@ void QFunnelCore::releaseCredits(qsizetype calls) noexcept
 
 void QFunnelCore::wakeBlockedProducers()
 {
-    QMutexLocker locker(&m_waitLock);
-    m_roomAvailable.wakeAll();
+    // Taking the lock orders this wake-up after a waiter's last look at the credits.
+    std::lock_guard<std::mutex> locker(m_waitLock);
+    m_roomAvailable.notify_all();
 }
 
 QFunnelInbox *QFunnelCore::inboxFor(QThreadData *threadData)

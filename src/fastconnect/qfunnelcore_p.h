@@ -20,9 +20,10 @@
 
 #include <QtCore/qhash.h>
 #include <QtCore/qmutex.h>
-#include <QtCore/qwaitcondition.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 QT_BEGIN_NAMESPACE
 
@@ -96,8 +97,9 @@ private:
     std::atomic<qsizetype> m_capacity;
     alignas(64) std::atomic<qsizetype> m_credits;  // capacity - pending; contended: own line
     alignas(64) std::atomic<int> m_waiters { 0 };
-    QMutex m_waitLock;
-    QWaitCondition m_roomAvailable;
+    // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
+    std::mutex m_waitLock;
+    std::condition_variable m_roomAvailable;
 
     QMutex m_sweepLock;
     QMutex m_inboxLock;

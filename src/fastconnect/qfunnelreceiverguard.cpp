@@ -19,8 +19,9 @@ struct GuardRegistry
 };
 GuardRegistry &registry()
 {
-    static GuardRegistry r;
-    return r;
+    // Never destroyed: receivers may die in other threads while static destructors run.
+    static GuardRegistry *r = new GuardRegistry;
+    return *r;
 }
 } // namespace
 

@@ -26,12 +26,13 @@ class Receiver : public QObject
 {
     Q_OBJECT
 public:
+    // Written in the receiver's thread, read by the test's: atomics.
     static inline std::atomic<int> countedCalls { 0 };
-    int calls = 0;
-    QThread *lastThread = nullptr;
-    QObject *lastSender = nullptr;
-    int lastSignalIndex = -2;
-    quint64 lastValue = 0;
+    std::atomic<int> calls { 0 };
+    std::atomic<QThread *> lastThread { nullptr };
+    std::atomic<QObject *> lastSender { nullptr };
+    std::atomic<int> lastSignalIndex { -2 };
+    std::atomic<quint64> lastValue { 0 };
 
     QObject *currentSender() const { return sender(); }
     void onPlain()
@@ -136,24 +137,24 @@ void tst_QFastConnect::slotRunsInReceiverThread()
 {
     QFETCH(bool, receiverInWorker);
     EventLoopThread worker;
-    Receiver receiver;
+    auto *receiver = new Receiver;
     if (receiverInWorker) {
         worker.start();
-        receiver.moveToThread(&worker);
+        receiver->moveToThread(&worker);
     }
+    QThread *receiverThread = receiver->thread();
     Producer producer;
-    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, receiver, &Receiver::onPlain));
 
     // Emitted from a third thread, which is neither the receiver's nor the relay's.
     QThread *emitter = QThread::create([&] { Q_EMIT producer.plain(); });
     emitter->start();
     QVERIFY(emitter->wait(10000));
-    QTRY_COMPARE(receiver.calls, 1);
-    QCOMPARE(receiver.lastThread, receiver.thread());
-    QVERIFY(receiver.lastThread != emitter);
+    QTRY_COMPARE(receiver->calls.load(), 1);
+    QCOMPARE(receiver->lastThread.load(), receiverThread);
+    QVERIFY(receiver->lastThread.load() != emitter);
     delete emitter;
-    if (receiverInWorker)
-        receiver.moveToThread(thread()); // Receiver is destroyed by this thread.
+    receiver->deleteLater(); // in its own thread (a finishing QThread runs deferred deletes)
 }
 
 void tst_QFastConnect::sameThreadEmissionIsDeferred()
@@ -162,9 +163,9 @@ void tst_QFastConnect::sameThreadEmissionIsDeferred()
     Receiver receiver;
     QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
     Q_EMIT producer.plain();
-    QCOMPARE(receiver.calls, 0); // never inside emit, even in the receiver's own thread
-    QTRY_COMPARE(receiver.calls, 1);
-    QCOMPARE(receiver.lastThread, QThread::currentThread());
+    QCOMPARE(receiver.calls.load(), 0); // never inside emit, even in the receiver's own thread
+    QTRY_COMPARE(receiver.calls.load(), 1);
+    QCOMPARE(receiver.lastThread.load(), QThread::currentThread());
 }
 
 void tst_QFastConnect::exactlyOnceFifoPerProducer()
@@ -207,9 +208,9 @@ void tst_QFastConnect::senderInSlot()
     emitter->start();
     QVERIFY(emitter->wait(10000));
     delete emitter;
-    QTRY_COMPARE(receiver.calls, 1);
-    QCOMPARE(receiver.lastSender, &producer);
-    QCOMPARE(receiver.lastSignalIndex, producer.metaObject()->indexOfSignal("plain()"));
+    QTRY_COMPARE(receiver.calls.load(), 1);
+    QCOMPARE(receiver.lastSender.load(), &producer);
+    QCOMPARE(receiver.lastSignalIndex.load(), producer.metaObject()->indexOfSignal("plain()"));
     // Outside a slot, sender() is null again.
     QCOMPARE(receiver.currentSender(), nullptr);
 }
@@ -260,13 +261,13 @@ void tst_QFastConnect::disconnectStopsNewEmissions()
                                                              &receiver, &Receiver::onPlain);
     QVERIFY(c);
     Q_EMIT producer.plain();
-    QTRY_COMPARE(receiver.calls, 1);
+    QTRY_COMPARE(receiver.calls.load(), 1);
     QVERIFY(QObject::disconnect(c));
     QVERIFY(!QObject::disconnect(c));
     Q_EMIT producer.plain();
     QCOMPARE(funnel.pendingCalls(), 0); // nothing was captured
     QCoreApplication::processEvents();
-    QCOMPARE(receiver.calls, 1);
+    QCOMPARE(receiver.calls.load(), 1);
 }
 
 void tst_QFastConnect::pendingCallDeliveredAfterDisconnect()
@@ -280,9 +281,9 @@ void tst_QFastConnect::pendingCallDeliveredAfterDisconnect()
                                                              &receiver, &Receiver::onPlain);
     Q_EMIT producer.plain();
     QVERIFY(QObject::disconnect(c));
-    QTRY_COMPARE(receiver.calls, 1);
-    QCOMPARE(receiver.lastSender, nullptr);
-    QCOMPARE(receiver.lastSignalIndex, -1);
+    QTRY_COMPARE(receiver.calls.load(), 1);
+    QCOMPARE(receiver.lastSender.load(), nullptr);
+    QCOMPARE(receiver.lastSignalIndex.load(), -1);
 }
 
 void tst_QFastConnect::senderDeletedBeforeDelivery()
@@ -294,20 +295,20 @@ void tst_QFastConnect::senderDeletedBeforeDelivery()
                                    &Receiver::onPlain));
     Q_EMIT producer->plain();
     delete producer;
-    QTRY_COMPARE(receiver.calls, 1); // still delivered, as with Qt
-    QCOMPARE(receiver.lastSender, nullptr);
+    QTRY_COMPARE(receiver.calls.load(), 1); // still delivered, as with Qt
+    QCOMPARE(receiver.lastSender.load(), nullptr);
 }
 
 void tst_QFastConnect::functorWithContext()
 {
     EventLoopThread worker;
     worker.start();
-    QObject context;
-    context.moveToThread(&worker);
+    auto *context = new QObject;
+    context->moveToThread(&worker);
     Producer producer;
     std::atomic<QThread *> ranIn { nullptr };
     std::atomic<quint64> got { 0 };
-    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, &context,
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, context,
                                    [&](const CountedValue &v) {
                                        ranIn = QThread::currentThread();
                                        got = v.value;
@@ -315,7 +316,7 @@ void tst_QFastConnect::functorWithContext()
     Q_EMIT producer.counted(CountedValue(42));
     QTRY_COMPARE(got.load(), 42u);
     QCOMPARE(ranIn.load(), &worker);
-    context.moveToThread(thread());
+    context->deleteLater();
 }
 
 void tst_QFastConnect::contextDeletedCutsConnection()
@@ -341,14 +342,13 @@ void tst_QFastConnect::receiverMovedToAnotherThread()
     EventLoopThread worker;
     worker.start();
     Producer producer;
-    Receiver receiver;
-    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain));
+    auto *receiver = new Receiver;
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, receiver, &Receiver::onPlain));
     Q_EMIT producer.plain();          // routed to the main thread's inbox
-    receiver.moveToThread(&worker);   // before the main thread delivered it
-    QTRY_COMPARE(receiver.calls, 1);
-    QCOMPARE(receiver.lastThread, &worker);
-    QMetaObject::invokeMethod(&receiver, [&] { receiver.moveToThread(thread()); },
-                              Qt::BlockingQueuedConnection);
+    receiver->moveToThread(&worker);  // before the main thread delivered it
+    QTRY_COMPARE(receiver->calls.load(), 1);
+    QCOMPARE(receiver->lastThread.load(), &worker);
+    receiver->deleteLater();
 }
 
 void tst_QFastConnect::nestedEventLoopInSlotReceivesCalls()
@@ -381,19 +381,18 @@ void tst_QFastConnect::byValueSlotGetsOneCopy()
     EventLoopThread worker;
     worker.start();
     Producer producer;
-    Receiver receiver;
-    receiver.moveToThread(&worker);
-    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, &receiver,
+    auto *receiver = new Receiver;
+    receiver->moveToThread(&worker);
+    QVERIFY(QtFastConnect::connect(&producer, &Producer::counted, receiver,
                                    &Receiver::onCountedByValue));
     {
         const CountedValue v(7);
         Q_EMIT producer.counted(v);
     }
     QTRY_COMPARE(CountedValue::live.load(), 0);
-    QCOMPARE(receiver.lastValue, 7u);
+    QCOMPARE(receiver->lastValue.load(), 7u);
     QCOMPARE(CountedValue::copies.load(), 1);
-    QMetaObject::invokeMethod(&receiver, [&] { receiver.moveToThread(thread()); },
-                              Qt::BlockingQueuedConnection);
+    receiver->deleteLater();
 }
 
 void tst_QFastConnect::badInput()
