@@ -4,7 +4,9 @@
 // Cross-thread delivery of quint64 emissions to a slot in the main thread: the funnel against
 // Qt::QueuedConnection.
 //
-//   tst_bench_funnel                           throughput table, printed by cleanupTestCase()
+//   tst_bench_funnel                           throughput and idle-latency tables, printed by
+//                                              cleanupTestCase()
+//   tst_bench_funnel idleLatency               latency of isolated calls only (about a second)
 //   tst_bench_funnel -callgrind singleProducerCallgrind
 //                                              instructions per iteration of 10,000 calls
 //   tst_bench_funnel --deliver <funnel|queued|direct> <calls>
@@ -16,15 +18,21 @@
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qeventloop.h>
 #include <QtCore/qsemaphore.h>
+#include <QtCore/qrandom.h>
 #include <QtCore/qthread.h>
+#include <QtCore/qtimer.h>
 #include <QtTest/qtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 enum class Path { Queued, Funnel, Direct };
@@ -51,6 +59,14 @@ static constexpr quint64 SequenceMask = (quint64(1) << ProducerShift) - 1;
 static constexpr quint64 CallsPerIteration = 200000;
 // singleProducerCallgrind(): calls per iteration; divide its result by this.
 static constexpr quint64 CallgrindCallsPerIteration = 10000;
+// idleLatency(): measured calls per row, after warm-up calls that are not measured; the gap
+// the producer sleeps between a call's arrival and its next emission (so the funnel is idle
+// when it emits: never more than one call in flight); how long a row may take at most.
+static constexpr int LatencyCalls = 2000;
+static constexpr int LatencyWarmupCalls = 100;
+static constexpr int LatencyMinGapUs = 100;
+static constexpr int LatencyMaxGapUs = 200;
+static constexpr int LatencyTimeoutMs = 10000;
 
 class Sender : public QObject
 {
@@ -85,6 +101,41 @@ public:
 
 private:
     std::vector<quint64> m_next;
+};
+
+// Nanoseconds on the monotonic clock that both threads read (CLOCK_MONOTONIC on Linux).
+static quint64 steadyNowNs()
+{
+    return quint64(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+}
+
+// idleLatency(): each value is the producer's steadyNowNs() at emission; the slot, in the main
+// thread, records how long ago that was and lets the producer go on.
+class LatencyReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    void onStamp(quint64 sentNs)
+    {
+        // First thing in the slot: everything up to here is the connection's latency.
+        const qint64 delayNs = qint64(steadyNowNs()) - qint64(sentNs);
+        if (delayNs < 0)
+            ++negative;
+        if (++count > LatencyWarmupCalls)
+            delaysNs.push_back(delayNs);
+        received.release();
+        if (count == target && loop)
+            loop->quit();
+    }
+
+    int count = 0;
+    int negative = 0;
+    int target = 0;
+    std::vector<qint64> delaysNs;   // measured calls only, in arrival order
+    QSemaphore received;            // one per call, for the producer's one-in-flight pacing
+    QEventLoop *loop = nullptr;
 };
 
 // Producer threads are started once per test function and parked between rounds, so that an
@@ -208,9 +259,14 @@ private Q_SLOTS:
     void throughput();
     void singleProducerCallgrind_data();
     void singleProducerCallgrind();
+    void idleLatency_data();
+    void idleLatency();
     void cleanupTestCase();
 
 private:
+    void printThroughput() const;
+    void printLatency() const;
+
     struct Measurement
     {
         quint64 calls = 0;
@@ -218,6 +274,16 @@ private:
     };
     // Our own clock around each iteration, so that the table compares rows of this very run.
     std::map<int, std::map<Path, Measurement>> m_results;
+
+    struct Latency
+    {
+        int calls = 0;
+        double medianUs = 0;
+        double p90Us = 0;
+        double p99Us = 0;
+        double maxUs = 0;
+    };
+    std::map<Path, Latency> m_latency;
 };
 
 void tst_BenchFunnel::throughput_data()
@@ -302,7 +368,100 @@ void tst_BenchFunnel::singleProducerCallgrind()
     QCOMPARE(receiver.outOfOrder, 0u);
 }
 
+void tst_BenchFunnel::idleLatency_data()
+{
+    QTest::addColumn<int>("path");
+    for (Path path : { Path::Queued, Path::Funnel })
+        QTest::addRow("%s", pathName(path)) << int(path);
+}
+
+// How long an isolated call takes from emission to the slot, with everything idle in between:
+// the receiver thread asleep in its event loop and, for the funnel, the relay asleep with no
+// batch in hand, which is when the funnel hands the call straight to the receiver's thread.
+// One producer thread emits a timestamp, waits until the slot has run, sleeps 100-200 µs and
+// emits the next one, so there is never more than one call in flight. The percentiles are
+// printed per row and side by side by cleanupTestCase(). Not a QBENCHMARK: a run is mostly
+// sleep, and QTest would run each benchmark row twice (a warm-up invocation) to time it.
+void tst_BenchFunnel::idleLatency()
+{
+    QFETCH(int, path);
+    if (underCallgrind())
+        QSKIP("wall-clock latency; use singleProducerCallgrind under -callgrind");
+
+    LatencyReceiver receiver;
+    receiver.delaysNs.reserve(LatencyCalls);
+    receiver.target = LatencyWarmupCalls + LatencyCalls;
+    QEventLoop loop;
+    receiver.loop = &loop;
+    Sender sender;
+    if (Path(path) == Path::Funnel) {
+        QVERIFY(QtFastConnect::connect(&sender, &Sender::value, &receiver,
+                                       &LatencyReceiver::onStamp));
+    } else {
+        QVERIFY(QObject::connect(&sender, &Sender::value, &receiver, &LatencyReceiver::onStamp,
+                                 Qt::QueuedConnection));
+    }
+
+    std::atomic<bool> stalled { false };
+    const int target = receiver.target;
+    std::unique_ptr<QThread> producer(QThread::create([&] {
+        // The same gaps in every row and run, spread so that nothing periodic phase-locks.
+        QRandomGenerator gaps(20260101);
+        for (int i = 0; i < target; ++i) {
+            if (i)
+                std::this_thread::sleep_for(std::chrono::microseconds(
+                        gaps.bounded(LatencyMinGapUs, LatencyMaxGapUs + 1)));
+            Q_EMIT sender.value(steadyNowNs());
+            if (!receiver.received.tryAcquire(1, LatencyTimeoutMs)) {
+                stalled.store(true, std::memory_order_relaxed);
+                return;
+            }
+        }
+    }));
+    // A lost call must fail the row, not hang it.
+    QTimer watchdog;
+    watchdog.setSingleShot(true);
+    QObject::connect(&watchdog, &QTimer::timeout, &loop, &QEventLoop::quit);
+    watchdog.start(LatencyTimeoutMs + 1000);
+
+    producer->start();
+    // The slot only runs inside this loop, so it cannot reach the target before exec().
+    loop.exec();
+    watchdog.stop();
+    producer->wait();
+    // A call that arrives after a failure must not touch the dead loop.
+    receiver.loop = nullptr;
+
+    QVERIFY2(!stalled.load(std::memory_order_relaxed), "a call did not arrive within 10 s");
+    QCOMPARE(receiver.count, target);
+    QCOMPARE(int(receiver.delaysNs.size()), LatencyCalls);
+    QCOMPARE(receiver.negative, 0);
+
+    std::vector<qint64> sorted = receiver.delaysNs;
+    std::sort(sorted.begin(), sorted.end());
+    // Nearest rank: the smallest delay that at least p of the calls did not exceed.
+    auto percentileUs = [&sorted](double p) {
+        const size_t rank = size_t(std::ceil(p * double(sorted.size())));
+        return double(sorted[std::max<size_t>(rank, 1) - 1]) / 1e3;
+    };
+    Latency l;
+    l.calls = LatencyCalls;
+    l.medianUs = percentileUs(0.50);
+    l.p90Us = percentileUs(0.90);
+    l.p99Us = percentileUs(0.99);
+    l.maxUs = double(sorted.back()) / 1e3;
+    qInfo("%s: %d calls, median %.1f µs, p90 %.1f µs, p99 %.1f µs, max %.1f µs",
+          pathName(Path(path)), l.calls, l.medianUs, l.p90Us, l.p99Us, l.maxUs);
+    m_latency[Path(path)] = l;
+}
+
 void tst_BenchFunnel::cleanupTestCase()
+{
+    printThroughput();
+    printLatency();
+}
+
+void tst_BenchFunnel::printThroughput() const
 {
     if (m_results.empty())
         return;
@@ -328,6 +487,31 @@ void tst_BenchFunnel::cleanupTestCase()
         qInfo("%9d  %20s  %16s  %9s", producers, cell(queued).constData(),
               cell(funnel).constData(), ratio.constData());
     }
+}
+
+void tst_BenchFunnel::printLatency() const
+{
+    if (m_latency.empty())
+        return;
+    qInfo("Idle latency in µs, emission to slot, measured in this run (one call in flight, "
+          "%d-%d µs apart)", LatencyMinGapUs, LatencyMaxGapUs);
+    qInfo("%-20s  %6s  %8s  %8s  %8s  %8s", "", "calls", "median", "p90", "p99", "max");
+    for (const auto &[path, l] : m_latency) {
+        qInfo("%-20s  %6d  %8.1f  %8.1f  %8.1f  %8.1f", pathName(path), l.calls, l.medianUs,
+              l.p90Us, l.p99Us, l.maxUs);
+    }
+    const auto queued = m_latency.find(Path::Queued);
+    const auto funnel = m_latency.find(Path::Funnel);
+    if (queued == m_latency.end() || funnel == m_latency.end())
+        return;
+    auto ratio = [](double f, double q) {
+        return q > 0 ? QByteArray::number(f / q, 'f', 2) + "x" : QByteArray("-");
+    };
+    // Below 1: the funnel is faster. The max is one sample each: no ratio.
+    qInfo("%-20s  %6s  %8s  %8s  %8s  %8s", "funnel/Qt", "",
+          ratio(funnel->second.medianUs, queued->second.medianUs).constData(),
+          ratio(funnel->second.p90Us, queued->second.p90Us).constData(),
+          ratio(funnel->second.p99Us, queued->second.p99Us).constData(), "-");
 }
 
 // --deliver mode: exactly `calls` calls through one path, then exit; no QTest involved, so that
