@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Copyright (C) 2026 The QtFastConnect Authors.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Builds QtFastConnect and its examples (Release) and runs hashfunnel, by default on the
+# installed Qt libraries. Arguments are passed to hashfunnel (try --help).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$PWD/stage" -DQT_BUILD_EXAMPLES=ON >/dev/null
+cmake --build build-release
+exe=$(find build-release -type f -name hashfunnel -perm -u+x | head -n 1)
+[ -n "$exe" ] || { echo "hashfunnel was not built" >&2; exit 1; }
+exec "$exe" "$@"

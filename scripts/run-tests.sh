@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Copyright (C) 2026 The QtFastConnect Authors.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Builds QtFastConnect with its tests, examples and benchmarks and runs every test (ctest), then
+# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency
+# tests under ThreadSanitizer. --no-sanitizers skips the last two (a quicker developer loop).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitizers=1
+[ "${1:-}" = "--no-sanitizers" ] && sanitizers=0
+
+scripts/install-deps.sh
+
+configure() {  # build-dir extra-cmake-args...
+    local dir=$1; shift
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DCMAKE_INSTALL_PREFIX="$PWD/stage-$dir" -DQT_BUILD_TESTS=ON "$@" >/dev/null
+}
+
+echo "== tests" >&2
+configure build-tests -DQT_BUILD_EXAMPLES=ON -DQT_BUILD_BENCHMARKS=ON
+cmake --build build-tests
+ctest --test-dir build-tests --output-on-failure --timeout 600
+
+[ $sanitizers -eq 1 ] || exit 0
+
+# UBSan's vptr check needs the typeinfo of Qt's unexported private classes.
+asan="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
+echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak check at exit)" >&2
+configure build-asan "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan" \
+          "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
+          "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+cmake --build build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure --timeout 900
+
+echo "== concurrency tests under ThreadSanitizer" >&2
+tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator"
+configure build-tsan "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread" \
+          "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
+          "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread"
+cmake --build build-tsan
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan -R "^($tsan_tests)\$" --output-on-failure --timeout 900
