@@ -131,7 +131,8 @@ void QFunnel::setCapacity(qsizetype calls)
 
 /*!
     Returns the number of calls emitted through this funnel that have not yet run or been
-    dropped. A snapshot: other threads change it while you look. Thread-safe and lock-free.
+    dropped. A snapshot: other threads change it while you look. Thread-safe; it briefly takes
+    a lock that producers only take when they run out of reserved credits.
 */
 qsizetype QFunnel::pendingCalls() const
 {

@@ -43,10 +43,12 @@ thread_local LaneSet tlLanes;
 QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
 {
     m_core->ref();
+    m_core->addReservation(&m_reserved);
 }
 
 QFunnelLane::~QFunnelLane()
 {
+    m_core->removeReservation(&m_reserved);
     if (m_open && m_open->abandon())
         delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
     m_core->deref();
@@ -111,13 +113,13 @@ void QFunnelLane::append(QFunnelCall *call)
 void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
 {
     QFunnelCore *c = core;
-    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit())) {
+    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
+    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation()))) {
         // The funnel stopped (application shutdown, or its QFunnel was destroyed).
         destroyCall(call);
         c->countDropped();
         return;
     }
-    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
     if (c->relay().isIdle() && lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
         // queued connection, instead of paying a relay wake-up on top.

@@ -17,6 +17,8 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 
+#include <atomic>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -40,6 +42,9 @@ public:
     bool canBypassRelay() const noexcept;
     void append(QFunnelCall *call);
 
+    // Credits reserved by this thread; see QFunnelCore::acquireCredit().
+    std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
+
     // The calling thread's lane for core (created on first use).
     static QFunnelLane *forCurrentThread(QFunnelCore *core);
 
@@ -48,6 +53,7 @@ private:
     QFunnelBatch *m_open = nullptr; // the batch being filled, or the last one (maybe sealed)
     quint32 m_count = 0;            // calls written into m_open
     bool m_handedOff = false;       // the last batch filled up: the relay owns it, unsealed
+    alignas(64) std::atomic<qsizetype> m_reserved { 0 }; // own line: touched on every call
 };
 
 } // namespace QtFastConnectPrivate

@@ -8,6 +8,7 @@
 #include <QtCore/qthread.h>
 #include <QtCore/private/qthread_p.h>
 
+#include <algorithm>
 #include <chrono>
 
 QT_BEGIN_NAMESPACE
@@ -90,12 +91,65 @@ void QFunnelCore::setCapacity(qsizetype calls)
         wakeBlockedProducers();
 }
 
-bool QFunnelCore::acquireCredit()
+void QFunnelCore::addReservation(Reservation *r)
 {
-    // Fast path: one atomic on a line shared by producers and receiver threads.
-    if (m_credits.fetch_sub(1, std::memory_order_acquire) > 0)
-        return true;
-    m_credits.fetch_add(1, std::memory_order_relaxed);
+    QMutexLocker locker(&m_reservationsLock);
+    m_reservations.append(r);
+}
+
+void QFunnelCore::removeReservation(Reservation *r)
+{
+    qsizetype held;
+    {
+        QMutexLocker locker(&m_reservationsLock);
+        m_reservations.removeOne(r);
+        held = r->exchange(0, std::memory_order_relaxed);
+    }
+    releaseCredits(held);
+}
+
+bool QFunnelCore::reclaimReservations()
+{
+    qsizetype reclaimed = 0;
+    {
+        QMutexLocker locker(&m_reservationsLock);
+        // A lane's owner may be between its fetch_sub and the undo; whatever this exchange
+        // sees (even -1) keeps pool + reservations + pending equal to the capacity.
+        for (Reservation *r : std::as_const(m_reservations))
+            reclaimed += r->exchange(0, std::memory_order_relaxed);
+    }
+    if (reclaimed)
+        m_credits.fetch_add(reclaimed, std::memory_order_seq_cst);
+    return reclaimed > 0;
+}
+
+qsizetype QFunnelCore::pendingCalls()
+{
+    QMutexLocker locker(&m_reservationsLock);
+    qsizetype free = m_credits.load(std::memory_order_relaxed);
+    for (Reservation *r : std::as_const(m_reservations))
+        free += r->load(std::memory_order_relaxed);
+    return capacity() - free;
+}
+
+bool QFunnelCore::refillCredit(Reservation &r)
+{
+    // Up to 1/64 of the capacity at a time (at most 64): exact for tiny capacities, and at most
+    // a 63-call reservation idling per producer thread for the default one.
+    const qsizetype chunk = std::clamp<qsizetype>(capacity() / 64, 1, 64);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        qsizetype available = m_credits.load(std::memory_order_relaxed);
+        while (available > 0) {
+            const qsizetype take = qMin(available, chunk);
+            if (m_credits.compare_exchange_weak(available, available - take,
+                                                std::memory_order_relaxed)) {
+                r.fetch_add(take - 1, std::memory_order_relaxed);
+                return true;
+            }
+        }
+        if (attempt == 0 && !reclaimReservations())
+            break;
+    }
 
     // Full. A thread that receives from this funnel must not wait for room: the calls that
     // would make room may be waiting for this very thread. It goes over capacity, counted.

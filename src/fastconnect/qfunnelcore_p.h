@@ -19,6 +19,7 @@
 #include "qfunnelrelay_p.h"
 
 #include <QtCore/qhash.h>
+#include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
 
 #include <atomic>
@@ -66,12 +67,22 @@ public:
     // dropped. Producers block without credit; threads that receive from this funnel never do.
     qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
     void setCapacity(qsizetype calls);
-    bool acquireCredit();                           // false: the funnel stopped while waiting
-    void releaseCredits(qsizetype calls) noexcept;
-    qsizetype pendingCalls() const noexcept
+    // Each producer lane reserves credits in chunks, so that producers do not all hit one
+    // shared counter per call; a producer that finds the pool empty reclaims the reservations
+    // of idle lanes before it waits, so the capacity stays exact.
+    using Reservation = std::atomic<qsizetype>;
+    void addReservation(Reservation *r);
+    void removeReservation(Reservation *r);     // returns what it still holds
+    bool acquireCredit(Reservation &r)          // false: the funnel stopped while waiting
     {
-        return capacity() - m_credits.load(std::memory_order_relaxed);
+        // Relaxed: credits publish nothing; the call itself travels through the queue.
+        if (r.fetch_sub(1, std::memory_order_relaxed) > 0)
+            return true;
+        r.fetch_add(1, std::memory_order_relaxed);
+        return refillCredit(r);
     }
+    void releaseCredits(qsizetype calls) noexcept;
+    qsizetype pendingCalls();
 
     // The inbox of a receiver thread, created on first use (any thread).
     QFunnelInbox *inboxFor(QThreadData *threadData);
@@ -89,6 +100,8 @@ public:
 
 private:
     ~QFunnelCore();
+    bool refillCredit(Reservation &r);
+    bool reclaimReservations();
     void wakeBlockedProducers();
 
     std::atomic<int> m_ref { 1 };
@@ -97,6 +110,8 @@ private:
     std::atomic<qsizetype> m_capacity;
     alignas(64) std::atomic<qsizetype> m_credits;  // capacity - pending; contended: own line
     alignas(64) std::atomic<int> m_waiters { 0 };
+    QMutex m_reservationsLock;
+    QList<Reservation *> m_reservations;
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_waitLock;
     std::condition_variable m_roomAvailable;
