@@ -149,7 +149,8 @@ void tst_QFunnel::fullFunnelBlocksProducersAndLosesNothing()
         QVERIFY(t->wait(60000));
     QTRY_COMPARE_WITH_TIMEOUT(receiver.calls.load(), qint64(Producers * PerProducer), 30000);
     QCOMPARE(receiver.sum.load(), Producers * PerProducer * (PerProducer + 1) / 2);
-    QCOMPARE(funnel.pendingCalls(), 0);
+    // The receiver's pass gives the credits back after its last slot returned.
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
     QCOMPARE(funnel.droppedCalls(), 0u);
     QCOMPARE(funnel.overCapacityCalls(), 0u);
     receiverThread.quit();
