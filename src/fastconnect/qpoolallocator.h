@@ -275,7 +275,8 @@ class QPoolAllocator
 
 public:
     using ThreadModel = QPoolThreadModel;
-    static constexpr std::size_t chunkSize = ChunkSize < 16 ? 16 : (ChunkSize + 15) & ~std::size_t(15);
+    static constexpr std::size_t chunkSize =
+            ChunkSize < 16 ? 16 : (ChunkSize + 15) & ~std::size_t(15);
     static constexpr ThreadModel threadModel = Model;
     static constexpr std::size_t chunksPerPage =
             (QtFastConnectPrivate::QPoolPageSize - QtFastConnectPrivate::QPoolPageHeaderSize)
@@ -415,7 +416,7 @@ public:
     static void *operator new(std::size_t size, std::align_val_t alignment) \
     { return ::operator new(size, alignment); } \
     static void operator delete(void *p, std::size_t size, std::align_val_t alignment) noexcept \
-    { ::operator delete(p, size, alignment); }
+    { Q_UNUSED(size); ::operator delete(p, alignment); }
 
 QT_END_NAMESPACE
 
