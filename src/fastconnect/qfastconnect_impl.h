@@ -14,6 +14,7 @@
 #endif
 
 #include <QtFastConnect/qfastconnectglobal.h>
+#include <QtFastConnect/qpoolallocator.h>
 #include <QtCore/qatomic.h>
 #include <QtCore/qmetaobject.h>
 #include <QtCore/qobject.h>
@@ -93,10 +94,13 @@ private:
     const ImplFn m_impl;
 };
 
-// A call carrying the decayed arguments the slot consumes.
+// A call carrying the decayed arguments the slot consumes. Allocated by the emitting thread and
+// freed by the receiver's: the textbook case for the pool's per-thread arenas, whose
+// cross-thread frees go to the owning arena's backlog instead of through malloc's locks.
 template <typename... Args>
 struct QFunnelCallImpl : QFunnelCall
 {
+    Q_FASTCONNECT_POOLED
     template <typename... A>
     explicit QFunnelCallImpl(QFunnelSlotObject *so, A &&...a)
         : QFunnelCall{ nullptr, so }, args(std::forward<A>(a)...)
