@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "countedvalue.h"
+#include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qpointer.h>
@@ -71,17 +72,6 @@ public:
             ++outOfOrder;
         next[producer] = seq + 1;
         ++total;
-    }
-};
-
-// A thread running an event loop, for receivers that live outside the main thread.
-class EventLoopThread : public QThread
-{
-public:
-    ~EventLoopThread() override
-    {
-        quit();
-        wait();
     }
 };
 

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "countedvalue.h"
+#include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qdeadlinetimer.h>
@@ -37,16 +38,6 @@ public:
             gate.acquire();
         }
         sum += v;
-    }
-};
-
-class EventLoopThread : public QThread
-{
-public:
-    ~EventLoopThread() override
-    {
-        quit();
-        wait();
     }
 };
 

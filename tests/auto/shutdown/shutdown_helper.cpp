@@ -5,6 +5,7 @@
 // Prints what it saw; tst_shutdown checks it. Exit code 0 only if nothing ran and nothing leaked.
 
 #include "countedvalue.h"
+#include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qcoreapplication.h>
@@ -19,16 +20,6 @@ class Producer : public QObject
     Q_OBJECT
 Q_SIGNALS:
     void counted(const CountedValue &v);
-};
-
-class EventLoopThread : public QThread
-{
-public:
-    ~EventLoopThread() override
-    {
-        quit();
-        wait();
-    }
 };
 
 int main(int argc, char **argv)
