@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Builds QtFastConnect with its tests, examples and benchmarks and runs every test (ctest), then
-# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency
+# builds the module with qmake, runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency
 # tests under ThreadSanitizer. --no-sanitizers skips the last two (a quicker developer loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,10 @@ echo "== tests" >&2
 configure build-tests -DQT_BUILD_EXAMPLES=ON -DQT_BUILD_BENCHMARKS=ON
 cmake --build build-tests
 ctest --test-dir build-tests --output-on-failure --timeout 600
+
+echo "== qmake build of the module (qt_module.pro)" >&2
+rm -rf build-qmake && mkdir build-qmake
+(cd build-qmake && qmake6 ../qt_module.pro >/dev/null && make -s -j"$(nproc)" >/dev/null)
 
 [ $sanitizers -eq 1 ] || exit 0
 
