@@ -2,9 +2,10 @@
 # Copyright (C) 2026 The QtFastConnect Authors.
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Builds QtFastConnect with its tests, examples and benchmarks and runs every test (ctest), then
-# builds the module with qmake, runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency
-# tests under ThreadSanitizer. --no-sanitizers skips the last two (a quicker developer loop).
+# Builds QtFastConnect with its tests, examples and benchmarks and runs every test (ctest),
+# builds the module once more with qmake (qt_module.pro), then runs the suite under
+# AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency tests under
+# ThreadSanitizer. --no-sanitizers skips the sanitizer runs (a quicker developer loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
