@@ -522,7 +522,6 @@ QPoolChunk *QPoolArena::refill()
     }
     auto *c = reinterpret_cast<QPoolChunk *>(m_bump);
     m_bump += chunkSize;
-    ++qPoolPageOf(c)->used;
     return c;
 }
 
@@ -553,22 +552,28 @@ void QPoolArena::adoptBacklog() noexcept
     if (!list)
         return;
 
-    // The adopted chunks are no longer out: count them off their pages, then put the list on
-    // top of the stack.
+    // Put the list on top of the stack.
     QPoolChunk *tail = list;
-    for (;;) {
-        --qPoolPageOf(tail)->used;
-        QPoolChunk *next = qPoolReadNext(tail);
-        if (!next)
-            break;
+    while (QPoolChunk *next = qPoolReadNext(tail))
         tail = next;
-    }
     qPoolWriteNext(tail, m_stack);
     m_stack = list;
 }
 
-bool QPoolArena::isEmpty() const noexcept
+void QPoolArena::countUse() noexcept
 {
+    // Carved chunks minus the free ones on the stack: what is out, or in the backlog.
+    for (QPoolPageHeader *page = m_pages; page; page = page->nextPage)
+        page->used = page->chunkCount;
+    if (m_bump != m_bumpEnd)
+        qPoolPageOf(m_bump)->used -= quint32((m_bumpEnd - m_bump) / m_control->chunkSize);
+    for (QPoolChunk *c = m_stack; c; c = qPoolReadNext(c))
+        --qPoolPageOf(c)->used;
+}
+
+bool QPoolArena::isEmpty() noexcept
+{
+    countUse();
     for (const QPoolPageHeader *page = m_pages; page; page = page->nextPage) {
         if (page->used)
             return false;
@@ -579,6 +584,7 @@ bool QPoolArena::isEmpty() const noexcept
 qint64 QPoolArena::trim() noexcept
 {
     adoptBacklog();
+    countUse();
     qint64 freePages = 0;
     for (const QPoolPageHeader *page = m_pages; page; page = page->nextPage) {
         if (!page->used)

@@ -82,7 +82,7 @@ struct QPoolPageHeader
     // Cache line 1: owner only (see QPoolArena), apart from line 0 so that cross-thread frees
     // do not contend with the owner's counting.
     alignas(64) quint32 used;         // chunks not on the arena's stack and not uncarved: out,
-                                      // or in the backlog
+                                      // or in the backlog; valid only right after countUse()
     QPoolPageHeader *nextPage;        // the arena's page list
 };
 static_assert(sizeof(QPoolPageHeader) <= QPoolPageHeaderSize);
@@ -145,11 +145,11 @@ public:
     // Owner: O(1). Null when the stack is empty.
     QPoolChunk *pop() noexcept
     {
+        // No per-page counting here: a read-modify-write of the page header on every allocate
+        // and free chained the operations through memory. countUse() derives it when needed.
         QPoolChunk *c = m_stack;
-        if (Q_LIKELY(c)) {
+        if (Q_LIKELY(c))
             m_stack = qPoolReadNext(c);
-            ++qPoolPageOf(c)->used;
-        }
         return c;
     }
 
@@ -158,7 +158,6 @@ public:
     {
         qPoolWriteNext(c, m_stack);
         m_stack = c;
-        --qPoolPageOf(c)->used;
     }
 
     // Any thread, MultiThreaded: lock-free LIFO push onto the backlog. No ABA problem: the only
@@ -192,9 +191,11 @@ public:
     // Owner: moves the whole backlog onto the stack (one exchange or one locked swap).
     void adoptBacklog() noexcept;
     // Owner: true when no chunk is out or in the backlog (after adoptBacklog()).
-    bool isEmpty() const noexcept;
+    bool isEmpty() noexcept;
     // Owner: adopts the backlog and returns every page with no chunk out. Returns the count.
     qint64 trim() noexcept;
+    // Owner: sets every page's used count (off the hot path: O(pages + free chunks)).
+    void countUse() noexcept;
 
     // Owner-side state; cache line 0.
     QPoolChunk *m_stack = nullptr;        // free chunks, LIFO, linked in place
