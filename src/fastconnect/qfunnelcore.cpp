@@ -171,6 +171,10 @@ bool QFunnelCore::refillCredit(Reservation &r)
             break;
         }
         m_credits.fetch_add(1, std::memory_order_seq_cst);
+        // Idle threads may have reserved credits since this thread last looked. (Lock order:
+        // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
+        if (reclaimReservations())
+            continue;
         const auto waited = m_roomAvailable.wait_for(locker,
                                                      std::chrono::milliseconds(StallWarningMs));
         if (waited == std::cv_status::timeout && !warned) {
