@@ -30,6 +30,7 @@
 #   --tabulate DIR  run nothing: print the table from the CSV files an earlier --keep DIR left
 
 set -euo pipefail
+source "$(dirname "$0")/lib/benchmark-run.sh"
 
 usage() {
     echo "usage: $0 [--install] [--check] [--repeat N] [--keep DIR]" \
@@ -170,22 +171,8 @@ if [[ -n "$tabulate" ]]; then
     [[ ${#runs[@]} -gt 0 && "${runs[0]}" == glibc ]] ||
         { echo "error: no $tabulate/glibc.*.csv" >&2; exit 1; }
 else
-    binary="${args[0]}"
-    if [[ -d "$binary" ]]; then
-        binary="$binary/benchmarks/poolallocator/tst_bench_poolallocator"
-    fi
-    if [[ ! -x "$binary" ]]; then
-        echo "error: $binary is not an executable; configure with -DQT_BUILD_BENCHMARKS=ON" \
-             "and build the tst_bench_poolallocator target" >&2
-        exit 1
-    fi
-    if [[ -n "$keep" ]]; then
-        mkdir -p "$keep"
-        outdir="$keep"
-    else
-        outdir="$(mktemp -d)"
-        trap 'rm -rf "$outdir"' EXIT
-    fi
+    resolve_benchmark "${args[0]}" benchmarks/poolallocator/tst_bench_poolallocator
+    make_output_dir "$keep"
     if [[ $install -eq 1 ]]; then
         install_missing
     fi

@@ -16,6 +16,7 @@
 #   -k DIR  keep the callgrind out files in DIR (for callgrind_annotate)
 
 set -euo pipefail
+source "$(dirname "$0")/lib/benchmark-run.sh"
 
 usage() {
     echo "usage: $0 [-n N] [-r R] [-k DIR] <build-dir | path/to/tst_bench_funnel>" >&2
@@ -43,23 +44,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
     exit 1
 fi
 
-binary="$1"
-if [[ -d "$binary" ]]; then
-    binary="$binary/benchmarks/funnel/tst_bench_funnel"
-fi
-if [[ ! -x "$binary" ]]; then
-    echo "error: $binary is not an executable; configure with -DQT_BUILD_BENCHMARKS=ON and" \
-         "build the tst_bench_funnel target" >&2
-    exit 1
-fi
-
-if [[ -n "$keep" ]]; then
-    mkdir -p "$keep"
-    outdir="$keep"
-else
-    outdir="$(mktemp -d)"
-    trap 'rm -rf "$outdir"' EXIT
-fi
+resolve_benchmark "$1" benchmarks/funnel/tst_bench_funnel
+make_output_dir "$keep"
 
 # Prints the total Ir of one run.
 measure() {
