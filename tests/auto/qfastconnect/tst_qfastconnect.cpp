@@ -144,7 +144,7 @@ void tst_QFastConnect::slotRunsInReceiverThread()
     QCOMPARE(receiver->lastThread.load(), receiverThread);
     QVERIFY(receiver->lastThread.load() != emitter);
     delete emitter;
-    receiver->deleteLater(); // in its own thread (a finishing QThread runs deferred deletes)
+    deleteLaterInItsThread(receiver); // a finishing QThread runs its deferred deletes
 }
 
 void tst_QFastConnect::sameThreadEmissionIsDeferred()
@@ -306,7 +306,7 @@ void tst_QFastConnect::functorWithContext()
     Q_EMIT producer.counted(CountedValue(42));
     QTRY_COMPARE(got.load(), 42u);
     QCOMPARE(ranIn.load(), &worker);
-    context->deleteLater();
+    deleteLaterInItsThread(context);
 }
 
 void tst_QFastConnect::contextDeletedCutsConnection()
@@ -338,7 +338,7 @@ void tst_QFastConnect::receiverMovedToAnotherThread()
     receiver->moveToThread(&worker);  // before the main thread delivered it
     QTRY_COMPARE(receiver->calls.load(), 1);
     QCOMPARE(receiver->lastThread.load(), &worker);
-    receiver->deleteLater();
+    deleteLaterInItsThread(receiver);
 }
 
 void tst_QFastConnect::nestedEventLoopInSlotReceivesCalls()
@@ -382,7 +382,7 @@ void tst_QFastConnect::byValueSlotGetsOneCopy()
     QTRY_COMPARE(CountedValue::live.load(), 0);
     QCOMPARE(receiver->lastValue.load(), 7u);
     QCOMPARE(CountedValue::copies.load(), 1);
-    receiver->deleteLater();
+    deleteLaterInItsThread(receiver);
 }
 
 void tst_QFastConnect::badInput()
