@@ -44,7 +44,35 @@ QT_BEGIN_NAMESPACE
 */
 
 /*!
-    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionType type)
+    \enum QtFastConnect::ConnectionOption
+
+    Options that combine with FunnelConnection (and with Qt's Qt::UniqueConnection and
+    Qt::SingleShotConnection flags) into a ConnectionMode. A connect call refuses, with a
+    warning, any option this release does not implement.
+
+    \value MoveArguments By-value signal parameters emitted as rvalues are moved into the call
+           instead of copied.
+    \value CoalesceCalls Only the newest pending emission per connection is delivered.
+*/
+
+/*!
+    \class QtFastConnect::ConnectionMode
+    \inmodule QtFastConnect
+    \brief The ConnectionMode class is a funnel connection type combined with options and
+    Qt's connection flags.
+
+    It converts implicitly from QtFastConnect::ConnectionType, QtFastConnect::ConnectionOption
+    and Qt::ConnectionType, and \c{operator|} combines any two of them, in either order:
+    \code
+    QtFastConnect::connect(sender, &Sender::changed, receiver, &Receiver::update,
+                           QtFastConnect::FunnelConnection | Qt::UniqueConnection);
+    \endcode
+    The Qt::ConnectionType part must be Qt::AutoConnection (0): a funnel connection is never
+    direct, queued through Qt or blocking. Any thread may build one; it is a plain value.
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionMode mode)
 
     Connects \a signal of \a sender to \a slot of \a receiver through QFunnel::globalInstance(),
     like QObject::connect() with Qt::QueuedConnection, and returns a handle that
@@ -58,12 +86,13 @@ QT_BEGIN_NAMESPACE
     \nullptr), as with Qt::QueuedConnection.
 
     Incompatible argument lists fail to compile, as with QObject::connect(). A null \a sender or
-    \a receiver, a \a type other than FunnelConnection, a receiver without thread affinity or a
+    \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
+    not support, a receiver without thread affinity or a
     stopped funnel print a warning and return an invalid connection.
 */
 
 /*!
-    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionType type)
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionMode mode)
     \overload
 
     Connects \a signal to \a functor, which runs in the thread of \a context. Destroying
@@ -72,7 +101,7 @@ QT_BEGIN_NAMESPACE
 */
 
 /*!
-    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionType type)
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionMode mode)
     \overload
 
     Delivers through \a funnel instead of the global funnel. A null \a funnel prints a warning
@@ -80,7 +109,7 @@ QT_BEGIN_NAMESPACE
 */
 
 /*!
-    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionType type)
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionMode mode)
     \overload
 
     Connects \a signal to \a functor, run in the thread of \a context, through \a funnel.
@@ -101,8 +130,30 @@ static const char *classNameOf(const QObject *o)
     return o ? o->metaObject()->className() : "(nullptr)";
 }
 
+// The ConnectionMode bits accepted so far; everything else is refused, never ignored.
+static constexpr int SupportedModeBits = QtFastConnect::FunnelConnection;
+
+static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
+{
+    // Qt::AutoConnection (0) in the Qt::ConnectionType part means "the funnel decides".
+    const int qtType = mode & 0xf;
+    if (qtType != Qt::AutoConnection) {
+        qWarning("QtFastConnect::connect(%s, %s): unsupported connection type 0x%x; a funnel "
+                 "connection cannot also be Qt::DirectConnection, Qt::QueuedConnection or "
+                 "Qt::BlockingQueuedConnection",
+                 classNameOf(sender), classNameOf(receiver), unsigned(qtType));
+        return false;
+    }
+    if (const int unsupported = mode & ~(SupportedModeBits | 0xf)) {
+        qWarning("QtFastConnect::connect(%s, %s): unsupported connection flags 0x%x",
+                 classNameOf(sender), classNameOf(receiver), unsigned(unsupported));
+        return false;
+    }
+    return true;
+}
+
 bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
-                       const QObject *receiver, QFunnelSlotObject *so, int type)
+                       const QObject *receiver, QFunnelSlotObject *so, int mode)
 {
     if (!sender || !receiver) {
         qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter (%s)",
@@ -114,12 +165,8 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
                  classNameOf(sender), classNameOf(receiver));
         return false;
     }
-    if (type != QtFastConnect::FunnelConnection) {
-        qWarning("QtFastConnect::connect(%s, %s): unsupported connection type 0x%x; only "
-                 "QtFastConnect::FunnelConnection is accepted",
-                 classNameOf(sender), classNameOf(receiver), unsigned(type));
+    if (!checkMode(sender, receiver, mode))
         return false;
-    }
     if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
         qWarning("QtFastConnect::connect(%s, %s): signal not found in %s",
                  classNameOf(sender), classNameOf(receiver), classNameOf(sender));
@@ -145,6 +192,7 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
     so->sender = const_cast<QObject *>(sender);
     so->signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    so->mode = mode | QtFastConnect::FunnelConnection;
     so->target.store(core->inboxFor(td), std::memory_order_release);
     return true;
 }

@@ -8,16 +8,60 @@
 #include <QtFastConnect/qfunnel.h>
 #include <QtCore/qobject.h>
 
+#include <type_traits>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnect {
 Q_NAMESPACE_EXPORT(Q_FASTCONNECT_EXPORT)
 
 enum ConnectionType : int {
-    // Kept clear of Qt::ConnectionType's bits so that Qt's flags can be combined later.
+    // Kept clear of Qt::ConnectionType's bits so that Qt's flags combine with it.
     FunnelConnection = 0x10000
 };
 Q_ENUM_NS(ConnectionType)
+
+enum ConnectionOption : int {
+    MoveArguments = 0x20000,
+    CoalesceCalls = 0x40000
+};
+Q_ENUM_NS(ConnectionOption)
+
+class ConnectionMode
+{
+public:
+    constexpr ConnectionMode(ConnectionType type) noexcept : m_bits(int(type)) {}
+    constexpr ConnectionMode(ConnectionOption option) noexcept
+        : m_bits(int(FunnelConnection) | int(option)) {}
+    constexpr ConnectionMode(Qt::ConnectionType type) noexcept : m_bits(int(type)) {}
+
+    constexpr int toInt() const noexcept { return m_bits; }
+    constexpr bool testFlag(int flag) const noexcept { return (m_bits & flag) == flag; }
+
+    static constexpr ConnectionMode fromInt(int bits) noexcept { return ConnectionMode(bits, 0); }
+
+private:
+    constexpr ConnectionMode(int bits, int) noexcept : m_bits(bits) {}
+    int m_bits;
+};
+
+namespace Private {
+template <typename T>
+inline constexpr bool IsModePart = std::is_same_v<T, ConnectionType>
+        || std::is_same_v<T, ConnectionOption> || std::is_same_v<T, ConnectionMode>
+        || std::is_same_v<T, Qt::ConnectionType>;
+}
+
+// Found by argument-dependent lookup as soon as one operand is ours; an exact match, so it wins
+// over the built-in int operator| that two different enums would otherwise fall back to.
+template <typename A, typename B,
+          std::enable_if_t<Private::IsModePart<A> && Private::IsModePart<B>
+                                   && !(std::is_same_v<A, Qt::ConnectionType>
+                                        && std::is_same_v<B, Qt::ConnectionType>), bool> = true>
+constexpr ConnectionMode operator|(A a, B b) noexcept
+{
+    return ConnectionMode::fromInt(ConnectionMode(a).toInt() | ConnectionMode(b).toInt());
+}
 
 } // namespace QtFastConnect
 
@@ -35,7 +79,7 @@ inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunc
                         QMetaObject::Connection>
 connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
         Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
-        Func2 slot, ConnectionType type = FunnelConnection)
+        Func2 slot, ConnectionMode mode = FunnelConnection)
 {
     using SignalType = QtPrivate::FunctionPointer<Func1>;
     using SlotType = QtPrivate::FunctionPointer<Func2>;
@@ -55,7 +99,7 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     using SlotObj = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
                                                             typename SlotType::Arguments>;
     return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, receiver, new SlotObj(slot), type);
+            funnel, sender, signal, receiver, new SlotObj(slot), mode);
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -65,7 +109,7 @@ inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPoin
                         QMetaObject::Connection>
 connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
         Func1 signal, const QObject *context, Func2 &&functor,
-        ConnectionType type = FunnelConnection)
+        ConnectionMode mode = FunnelConnection)
 {
     using SignalType = QtPrivate::FunctionPointer<Func1>;
     using F = std::decay_t<Func2>;
@@ -84,7 +128,7 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "because the funnel stores a copy until the context's thread runs it.");
     using SlotObj = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
     return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), type);
+            funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), mode);
 }
 
 // The same two, through QFunnel::globalInstance().
@@ -93,9 +137,9 @@ inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunc
                         QMetaObject::Connection>
 connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
         const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot,
-        ConnectionType type = FunnelConnection)
+        ConnectionMode mode = FunnelConnection)
 {
-    return QtFastConnect::connect(QFunnel::globalInstance(), sender, signal, receiver, slot, type);
+    return QtFastConnect::connect(QFunnel::globalInstance(), sender, signal, receiver, slot, mode);
 }
 
 template <typename Func1, typename Func2>
@@ -103,10 +147,10 @@ inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPoin
                                 && !std::is_convertible_v<Func2, const char *>,
                         QMetaObject::Connection>
 connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
-        const QObject *context, Func2 &&functor, ConnectionType type = FunnelConnection)
+        const QObject *context, Func2 &&functor, ConnectionMode mode = FunnelConnection)
 {
     return QtFastConnect::connect(QFunnel::globalInstance(), sender, signal, context,
-                                  std::forward<Func2>(functor), type);
+                                  std::forward<Func2>(functor), mode);
 }
 
 } // namespace QtFastConnect

@@ -84,6 +84,7 @@ public:
     QFunnelReceiverGuard *guard = nullptr;       // holds a reference
     QObject *sender = nullptr;
     int signalIndex = -1;
+    int mode = QtFastConnect::FunnelConnection;  // ConnectionMode bits, validated
     std::atomic<QFunnelInbox *> target { nullptr };
 
 protected:
@@ -229,17 +230,18 @@ struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate:
 // returns false on a bad call (the caller then releases the slot object).
 Q_FASTCONNECT_EXPORT bool prepareConnection(QFunnel *funnel, const QObject *sender,
                                             const QMetaMethod &signal, const QObject *receiver,
-                                            QFunnelSlotObject *so, int type);
+                                            QFunnelSlotObject *so, int mode);
 
 template <typename Func1, typename SlotObj, typename Stored>
 QMetaObject::Connection connectSlotObject(QFunnel *funnel,
                                           const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-                                          Func1 signal, const QObject *receiver, SlotObj *so, int type)
+                                          Func1 signal, const QObject *receiver, SlotObj *so,
+                                          QtFastConnect::ConnectionMode mode)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
     QFunnelSlotObjectRef ref(so);
     if (!prepareConnection(funnel, sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),
-                           receiver, so, type)) {
+                           receiver, so, mode.toInt())) {
         return QMetaObject::Connection();
     }
     return QObject::connect(sender, signal, receiver,

@@ -14,6 +14,12 @@
 #include <memory>
 #include <vector>
 
+// Qt's flags and ours combine into one ConnectionMode, in either order.
+static_assert((QtFastConnect::FunnelConnection | Qt::UniqueConnection).toInt() == 0x10080);
+static_assert((Qt::SingleShotConnection | QtFastConnect::MoveArguments).toInt() == 0x30100);
+static_assert((QtFastConnect::MoveArguments | QtFastConnect::CoalesceCalls)
+                      .testFlag(QtFastConnect::FunnelConnection));
+
 class Producer : public QObject
 {
     Q_OBJECT
@@ -408,7 +414,13 @@ void tst_QFastConnect::badInput()
                                     &receiver, &Receiver::onPlain));
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection type 0x2"));
     QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
-                                    QtFastConnect::ConnectionType(Qt::QueuedConnection)));
+                                    Qt::QueuedConnection));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection type 0x1"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
+                                    QtFastConnect::FunnelConnection | Qt::DirectConnection));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection flags 0x1000000"));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
+                                    QtFastConnect::ConnectionMode::fromInt(0x1010000)));
 
     QObject homeless;
     homeless.moveToThread(nullptr);
