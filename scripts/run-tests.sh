@@ -33,9 +33,10 @@ tests/consumers/run.sh build-tests
 echo "== documentation (qdoc, no warnings allowed)" >&2
 cmake --build build-tests --target docs
 
-echo "== qmake build of the module (qt_module.pro)" >&2
+echo "== qmake build of the module (qt_module.pro), and tst_qfunnel against it" >&2
 rm -rf build-qmake && mkdir build-qmake
-(cd build-qmake && qmake6 ../qt_module.pro >/dev/null && make -s -j"$(nproc)" >/dev/null)
+(cd build-qmake && qmake6 ../qt_module.pro >/dev/null && make -s -j"$(nproc)" >/dev/null &&
+ make -s sub-tst_qfunnel >/dev/null && make -s -C tests/auto/qfunnel check)
 
 [ $sanitizers -eq 1 ] || exit 0
 
