@@ -40,7 +40,7 @@ if(out)
     message("${out}")
 endif()
 
-string(REGEX MATCHALL "warning:[^\n]*" warnings "${out}")
+string(REGEX MATCHALL "(warning|error):[^\n]*" warnings "${out}")
 list(LENGTH warnings warning_count)
 if(NOT result EQUAL 0 OR warning_count GREATER 0)
     message(FATAL_ERROR "qdoc: exit code ${result}, ${warning_count} warning(s); "
