@@ -3,10 +3,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Installs the Debian packages QtFastConnect builds with, if any is missing.
-# Usage: scripts/install-deps.sh [extra-package ...]
+# Usage: scripts/install-deps.sh [--docs] [extra-package ...]
+#   --docs  also qdoc (qt6-documentation-tools), for the docs target
 set -euo pipefail
 
-packages=(qt6-base-dev qt6-base-private-dev libtbb-dev cmake ninja-build g++ "$@")
+packages=(qt6-base-dev qt6-base-private-dev libtbb-dev cmake ninja-build g++)
+if [ "${1:-}" = "--docs" ]; then
+    packages+=(qt6-documentation-tools)
+    shift
+fi
+packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -3,8 +3,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Builds QtFastConnect with its tests, examples and benchmarks and runs every test (ctest),
-# builds the module once more with qmake (qt_module.pro), then runs the suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency tests under
+# installs it into a staging directory and builds and runs a CMake and a qmake application
+# against that install, builds the documentation (any qdoc warning fails), builds the module
+# once more with qmake (qt_module.pro) and runs a test against that build, then runs the suite
+# under AddressSanitizer + UndefinedBehaviorSanitizer and the concurrency tests under
 # ThreadSanitizer. --no-sanitizers skips the sanitizer runs (a quicker developer loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/.."
 sanitizers=1
 [ "${1:-}" = "--no-sanitizers" ] && sanitizers=0
 
-scripts/install-deps.sh
+scripts/install-deps.sh --docs
 
 configure() {  # build-dir extra-cmake-args...
     local dir=$1; shift
@@ -25,9 +27,16 @@ configure build-tests -DQT_BUILD_EXAMPLES=ON -DQT_BUILD_BENCHMARKS=ON
 cmake --build build-tests
 ctest --test-dir build-tests --output-on-failure --timeout 600
 
-echo "== qmake build of the module (qt_module.pro)" >&2
+echo "== install, and CMake and qmake applications built against the install" >&2
+tests/consumers/run.sh build-tests
+
+echo "== documentation (qdoc, no warnings allowed)" >&2
+cmake --build build-tests --target docs
+
+echo "== qmake build of the module (qt_module.pro), and tst_qfunnel against it" >&2
 rm -rf build-qmake && mkdir build-qmake
-(cd build-qmake && qmake6 ../qt_module.pro >/dev/null && make -s -j"$(nproc)" >/dev/null)
+(cd build-qmake && qmake6 ../qt_module.pro >/dev/null && make -s -j"$(nproc)" >/dev/null &&
+ make -s sub-tst_qfunnel >/dev/null && make -s -C tests/auto/qfunnel check)
 
 [ $sanitizers -eq 1 ] || exit 0
 

@@ -69,6 +69,48 @@ QT_BEGIN_NAMESPACE
     \endcode
     The Qt::ConnectionType part must be Qt::AutoConnection (0): a funnel connection is never
     direct, queued through Qt or blocking. Any thread may build one; it is a plain value.
+    \inheaderfile QtFastConnect/qfastconnect.h
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode::ConnectionMode(QtFastConnect::ConnectionType type)
+    Constructs a mode of the connection type \a type with no options or flags.
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode::ConnectionMode(QtFastConnect::ConnectionOption option)
+    Constructs a FunnelConnection mode with \a option: an option alone implies the funnel type.
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode::ConnectionMode(Qt::ConnectionType type)
+    Constructs a mode from Qt's connection type or flag \a type, such as Qt::UniqueConnection.
+    Alone it is not a funnel connection: connect() refuses it with a warning unless it is
+    combined with FunnelConnection or an option.
+*/
+
+/*!
+    \fn int QtFastConnect::ConnectionMode::toInt() const
+    Returns the mode's bits: the values of the type, options and Qt flags, or-ed together.
+*/
+
+/*!
+    \fn bool QtFastConnect::ConnectionMode::testFlag(int flag) const
+    Returns \c true if every bit of \a flag is set in this mode.
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode QtFastConnect::ConnectionMode::fromInt(int bits)
+    Returns the mode whose toInt() is \a bits. No bit is checked here; connect() refuses, with
+    a warning, any bit it does not support.
+*/
+
+/*!
+    \fn template <typename A, typename B> QtFastConnect::ConnectionMode QtFastConnect::operator|(A a, B b)
+    \relates QtFastConnect::ConnectionMode
+    Returns the mode with the bits of both \a a and \a b. Each of \a a and \a b is a
+    QtFastConnect::ConnectionType, QtFastConnect::ConnectionOption, ConnectionMode or
+    Qt::ConnectionType; two Qt::ConnectionType values keep Qt's own operator.
 */
 
 /*!
@@ -89,6 +131,10 @@ QT_BEGIN_NAMESPACE
     \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
     not support, a receiver without thread affinity or a
     stopped funnel print a warning and return an invalid connection.
+
+    The signature is QObject::connect()'s pointer-to-member form, so that a queued connection
+    becomes a funnel connection by changing the function's namespace; the delivery path is
+    described in QFunnel.
 */
 
 /*!

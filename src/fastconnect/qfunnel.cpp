@@ -46,7 +46,7 @@ using namespace QtFastConnectPrivate;
     collapse with many producer threads in published measurements, with the batching described
     above.
 
-    \sa QtFastConnect::connect()
+    \sa {QtFastConnect::connect}
 */
 
 /*!
