@@ -32,7 +32,6 @@
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qeventloop.h>
 #include <QtCore/qrandom.h>
-#include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtCore/qtimer.h>
 #include <QtTest/qtest.h>
@@ -40,10 +39,12 @@
 #include <tbb/concurrent_queue.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -155,53 +156,72 @@ private:
 };
 
 // Threads started once per row and parked between passes, so that a pass measures hashing and
-// delivery, not thread creation. Each pass runs body(worker index) on every thread.
+// delivery, not thread creation. Each pass runs body(worker index) on every thread. The hand-off
+// uses std::mutex and std::condition_variable, whose ordering ThreadSanitizer sees.
 class ThreadPool
 {
     Q_DISABLE_COPY_MOVE(ThreadPool)
 public:
-    explicit ThreadPool(int count) : m_go(size_t(count))
+    explicit ThreadPool(int count)
     {
-        for (int i = 0; i < count; ++i) {
-            m_go[size_t(i)] = std::make_unique<QSemaphore>();
-            m_threads.emplace_back(QThread::create([this, i] { run(i); }));
-            m_threads.back()->start();
-        }
+        for (int i = 0; i < count; ++i)
+            m_threads.emplace_back([this, i] { run(i); });
     }
     ~ThreadPool()
     {
-        m_quit.store(true, std::memory_order_relaxed);
-        for (auto &go : m_go)
-            go->release();   // the semaphore publishes m_quit
+        {
+            std::lock_guard<std::mutex> lock(m_lock);
+            m_quit = true;
+        }
+        m_wake.notify_all();
         for (auto &t : m_threads)
-            t->wait();
+            t.join();
     }
     int size() const { return int(m_threads.size()); }
     void setBody(std::function<void(int)> body) { m_body = std::move(body); }
+    // The lock publishes m_body and the caller's pass state to the workers.
     void startPass()
     {
-        for (auto &go : m_go)
-            go->release();   // publishes m_body and the pass state
+        {
+            std::lock_guard<std::mutex> lock(m_lock);
+            ++m_pass;
+            m_running = size();
+        }
+        m_wake.notify_all();
     }
-    void waitPass() { m_done.acquire(size()); }
+    void waitPass()
+    {
+        std::unique_lock<std::mutex> lock(m_lock);
+        m_finished.wait(lock, [this] { return m_running == 0; });
+    }
 
 private:
     void run(int index)
     {
+        quint64 seen = 0;
         for (;;) {
-            m_go[size_t(index)]->acquire();
-            if (m_quit.load(std::memory_order_relaxed))
-                return;
+            {
+                std::unique_lock<std::mutex> lock(m_lock);
+                m_wake.wait(lock, [&] { return m_quit || m_pass != seen; });
+                if (m_quit)
+                    return;
+                seen = m_pass;
+            }
             m_body(index);
-            m_done.release();
+            std::lock_guard<std::mutex> lock(m_lock);
+            if (--m_running == 0)
+                m_finished.notify_one();
         }
     }
 
-    std::vector<std::unique_ptr<QThread>> m_threads;
-    std::vector<std::unique_ptr<QSemaphore>> m_go;
-    QSemaphore m_done;
+    std::vector<std::thread> m_threads;   // plain threads: workers need no event loop
     std::function<void(int)> m_body;
-    std::atomic<bool> m_quit { false };
+    std::mutex m_lock;
+    std::condition_variable m_wake;
+    std::condition_variable m_finished;
+    quint64 m_pass = 0;    // guarded by m_lock
+    int m_running = 0;     // guarded by m_lock
+    bool m_quit = false;   // guarded by m_lock
 };
 
 // One row: a scheme set up for a number of threads and a block size, able to run passes.

@@ -19,6 +19,7 @@ import sys
 from collections import defaultdict
 
 raw, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
 
 
 def read(name):
@@ -150,16 +151,16 @@ rows = []
 for i, (series, label) in enumerate(paths):
     r = get("one-producer", series, k1, "calls_per_s")
     if r:
-        rows.append(f'{i} "{label.strip("`")}" {r}')
+        rows.append(f'{i} "{series}" {r}')
 if rows:
     chart = plot("one-producer", """
 set title 'One producer thread, quint64: calls per second (log scale)'
 set style fill solid 0.7
 set boxwidth 0.6
 set logscale y
+set format y '%.0s%c'
 set ylabel 'calls/s'
 set grid ytics
-set xtics rotate by -20
 unset key
 plot $d using 1:3:xtic(2) with boxes lc rgb '#3060a0'
 """, {"$d": rows})
@@ -268,8 +269,10 @@ set logscale xy
 set xlabel 'worker threads'
 set ylabel 'results/s'
 set xtics (1, 2, 4, 8, 16, 32)
+set xrange [0.8:40]
+set format y '%.0s%c'
 set grid
-set key outside right
+set key outside right font ',10'
 plot {cols}
 """, {"$d": rows})
         if chart:
@@ -394,6 +397,5 @@ md[CHECKS_AT:CHECKS_AT] = summary
 md.append("\n---\nRaw output of this run: `benchmarks/results/raw/` (not committed). "
           "Reproduce with `scripts/benchmark-report.sh" +
           (" --quick" if machine.get("mode") == "quick" else "") + "`.")
-os.makedirs(out, exist_ok=True)
 with open(os.path.join(out, "REPORT.md"), "w") as f:
     f.write("\n".join(md) + "\n")
