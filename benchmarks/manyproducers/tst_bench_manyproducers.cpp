@@ -8,7 +8,8 @@
 //
 // Schemes (one data row per threads x block size x scheme):
 //   ceiling        workers take tasks from an atomic counter and fold their results themselves:
-//                  no delivery at all, the most any scheme can reach
+//                  no delivery at all, the most any scheme can reach; measured before and
+//                  after the other schemes of a row, and the better of the two is the reference
 //   qt             the standard Qt scheme: one QObject worker per QThread; the controller (main
 //                  thread) invokes each task on a worker's slot queued, the worker emits the
 //                  result back over Qt::QueuedConnection
@@ -440,6 +441,11 @@ void tst_BenchManyProducers::results_data()
                 QTest::addRow("%s/%d/%s", sizeName(size).constData(), threads, info.arg)
                         << size << threads << int(info.scheme);
             }
+            // The ceiling once more after the schemes: efficiency is taken against the better
+            // of the two, so that a burst of other work on the machine during one short
+            // ceiling row does not flatter every scheme of that row.
+            QTest::addRow("%s/%d/ceiling-again", sizeName(size).constData(), threads)
+                    << size << threads << int(Scheme::Ceiling);
         }
     }
 }
@@ -472,9 +478,9 @@ void tst_BenchManyProducers::results()
     }
     QVERIFY2(ok, "a pass delivered wrong or missing results");
 
-    Measurement &total = m_results[blockSize][threads][Scheme(scheme)];
-    total.results += m.results;
-    total.nsecs += m.nsecs;
+    Measurement &best = m_results[blockSize][threads][Scheme(scheme)];
+    if (m.perSecond() > best.perSecond())
+        best = m;
 }
 
 void tst_BenchManyProducers::cleanupTestCase()

@@ -235,7 +235,7 @@ if mp:
     md.append("N worker threads hash tasks (FNV-1a 64 over one block) and send every result to a "
               "slot in the main thread (`tst_bench_manyproducers`). Cells: results/s and, in "
               "brackets, efficiency = results/s ÷ ceiling of the same row. Schemes: the ceiling "
-              "folds results in the workers (no delivery); the standard Qt scheme invokes each "
+              "folds results in the workers (no delivery; measured before and after the other schemes of a row, the better of the two is shown); the standard Qt scheme invokes each "
               "task on a worker's slot queued and the worker emits back queued; the TBB schemes "
               "pop tasks from a `tbb::concurrent_bounded_queue` and emit queued, or push results "
               "to a second queue that one relay thread re-emits; the funnel takes tasks from an "
