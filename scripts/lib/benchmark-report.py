@@ -110,6 +110,14 @@ for key, label in (("cpu", "CPU"), ("cores", "cores"), ("load", "load average at
     md.append(f"| {label} | {machine.get(key, '?')} |")
 md.append("\nEvery ratio compares rows measured in this same run. Wall-clock figures move with "
           "whatever else the machine runs; callgrind instruction counts do not.\n")
+try:
+    busy = float(machine.get("load", "0").split()[0]) > float(machine.get("cores", "0"))
+except ValueError:
+    busy = False
+if busy:
+    md.append("**The machine was busy with other work during this run** (load average above the "
+              "number of cores): wall-clock rows are noisy, ratios within a row less so; rerun on "
+              "a quiet machine for figures to quote.\n")
 if failures:
     md.append("**Runs that failed or were not built:** " + ", ".join(failures) +
               " (see `benchmarks/results/raw/`).\n")
