@@ -3,17 +3,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Instructions per delivered call, all threads counted, for one producer thread delivering
-# quint64 calls to a slot in the main thread: FunnelConnection, Qt::QueuedConnection and, as a
-# reference, Qt::DirectConnection.
+# quint64 calls to a slot in the main thread: FunnelConnection, Qt::QueuedConnection,
+# QMetaObject::invokeMethod queued and, as references, Qt::DirectConnection and a plain member
+# call.
 #
 # Each path runs under callgrind for N and for 2N calls (tst_bench_funnel --deliver); the
 # difference of the two totals, divided by N, cancels start-up and shut-down costs. Valgrind
 # serializes the threads, which leaves instruction counts meaningful (not timings).
 #
-# Usage: scripts/callgrind-per-call.sh [-n N] [-r R] [-k DIR] <build-dir | tst_bench_funnel>
-#   -n N    calls in the shorter run (default 100000)
-#   -r R    measure each path R times and report the median (default 3)
-#   -k DIR  keep the callgrind out files in DIR (for callgrind_annotate)
+# Usage: scripts/callgrind-per-call.sh [-n N] [-r R] [-k DIR] [-p PATHS] [-c CSV]
+#                                      <build-dir | tst_bench_funnel>
+#   -n N      calls in the shorter run (default 100000)
+#   -r R      measure each path R times and report the median (default 3)
+#   -k DIR    keep the callgrind out files in DIR (for callgrind_annotate)
+#   -p PATHS  space-separated --deliver paths (default "funnel queued invoke-queued direct plain")
+#   -c CSV    also append "one-producer,<path>,1,8,instructions_per_call,<median>" lines to CSV
 
 set -euo pipefail
 source "$(dirname "$0")/lib/benchmark-run.sh"
@@ -26,11 +30,15 @@ usage() {
 calls=100000
 repeats=3
 keep=""
-while getopts "n:r:k:h" opt; do
+paths="funnel queued invoke-queued direct plain"
+csv=""
+while getopts "n:r:k:p:c:h" opt; do
     case "$opt" in
         n) calls="$OPTARG" ;;
         r) repeats="$OPTARG" ;;
         k) keep="$OPTARG" ;;
+        p) paths="$OPTARG" ;;
+        c) csv="$OPTARG" ;;
         *) usage ;;
     esac
 done
@@ -66,11 +74,14 @@ measure() {
 
 printf '%-22s %10s %10s %10s   (N=%d, %d runs per path)\n' "path" "Ir/call" "min" "max" \
     "$calls" "$repeats"
-for path in funnel queued direct; do
+for path in $paths; do
     case "$path" in
         funnel) label="FunnelConnection" ;;
         queued) label="Qt::QueuedConnection" ;;
+        invoke-queued) label="invokeMethod, queued" ;;
         direct) label="Qt::DirectConnection" ;;
+        plain) label="plain member call" ;;
+        *) label="$path" ;;
     esac
     perCall=()
     for ((run = 1; run <= repeats; ++run)); do
@@ -81,9 +92,13 @@ for path in funnel queued direct; do
     done
     # The funnel's count depends a little on how valgrind interleaves the threads (how full
     # the batches get): report the median and the spread.
+    median="$(printf '%s\n' "${perCall[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
     printf '%s\n' "${perCall[@]}" | sort -g | awk -v l="$label" '
         { v[NR] = $1 }
         END { printf "%-22s %10.0f %10.0f %10.0f\n", l, v[int((NR + 1) / 2)], v[1], v[NR] }'
+    if [[ -n "$csv" ]]; then
+        echo "one-producer,$path,1,8,instructions_per_call,$median" >>"$csv"
+    fi
 done
 if [[ -n "$keep" ]]; then
     echo "callgrind out files kept in $keep (e.g. callgrind_annotate --inclusive=yes" \

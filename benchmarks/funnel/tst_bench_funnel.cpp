@@ -1,17 +1,25 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-// Cross-thread delivery of quint64 emissions to a slot in the main thread: the funnel against
-// Qt::QueuedConnection.
+// Experiment 1 of the benchmark report: delivery of quint64 emissions to a slot in the main
+// thread, the funnel against Qt's own ways of making the same call.
 //
-//   tst_bench_funnel                           throughput and idle-latency tables, printed by
-//                                              cleanupTestCase()
+//   tst_bench_funnel                           one-producer, throughput and idle-latency tables,
+//                                              printed by cleanupTestCase()
+//   tst_bench_funnel oneProducer               calls/s of one producer thread over every path:
+//                                              plain member call, Qt::DirectConnection,
+//                                              Qt::QueuedConnection, QMetaObject::invokeMethod
+//                                              queued, FunnelConnection
 //   tst_bench_funnel idleLatency               latency of isolated calls only (about a second)
 //   tst_bench_funnel -callgrind singleProducerCallgrind
 //                                              instructions per iteration of 10,000 calls
-//   tst_bench_funnel --deliver <funnel|queued|direct> <calls>
-//                                              delivers exactly <calls> calls from one producer
+//   tst_bench_funnel --deliver <path> <calls>  delivers exactly <calls> calls from one producer
 //                                              thread and exits; for callgrind-per-call.sh
+//                                              (paths: see PathTable)
+//   QTFASTCONNECT_BENCH_CSV=<file>             also appends every result to <file> as CSV
+//                                              (benchmarks/shared/benchcsv.h)
+
+#include "benchcsv.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qcoreapplication.h>
@@ -35,19 +43,45 @@
 #include <thread>
 #include <vector>
 
-enum class Path { Queued, Funnel, Direct };
+// Every way this benchmark can make the call. A new path (QtFastConnect::invoke, say) needs a
+// value here, a row in PathTable, a case in connectPath() and one in ProducerPool::emitAll().
+enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued };
+
+struct PathInfo
+{
+    Path path;
+    const char *arg;     // --deliver name, and the series name in the CSV output
+    const char *label;   // table label
+};
+
+// In the order the one-producer table shows them.
+static constexpr PathInfo PathTable[] = {
+    { Path::Plain, "plain", "plain member call" },
+    { Path::Direct, "direct", "Qt::DirectConnection" },
+    { Path::Queued, "queued", "Qt::QueuedConnection" },
+    { Path::InvokeQueued, "invoke-queued", "invokeMethod, queued" },
+    { Path::Funnel, "funnel", "FunnelConnection" },
+};
+
+static const PathInfo &pathInfo(Path path)
+{
+    for (const PathInfo &info : PathTable) {
+        if (info.path == path)
+            return info;
+    }
+    Q_UNREACHABLE();
+    return PathTable[0];
+}
 
 static const char *pathName(Path path)
 {
-    switch (path) {
-    case Path::Queued:
-        return "Qt::QueuedConnection";
-    case Path::Funnel:
-        return "FunnelConnection";
-    case Path::Direct:
-        return "Qt::DirectConnection";
-    }
-    return "?";
+    return pathInfo(path).label;
+}
+
+// Paths whose slot runs in the producer thread: nobody waits in an event loop for them.
+static bool runsInProducer(Path path)
+{
+    return path == Path::Plain || path == Path::Direct;
 }
 
 // Every value carries its producer in the top bits and that producer's running sequence number
@@ -167,6 +201,14 @@ public:
     int size() const { return int(m_workers.size()); }
     Sender *sender(int i) const { return &m_workers[size_t(i)]->sender; }
 
+    // How the producers make each call: emit through their Sender (the default, for the
+    // connection paths), or call / invoke the receiver themselves. Set it between rounds.
+    void setPath(Path path, Receiver *receiver)
+    {
+        m_path = path;   // published by the next go.release()
+        m_receiver = receiver;
+    }
+
     // Each producer emits callsEach values; returns at once.
     void startRound(quint64 callsEach)
     {
@@ -202,25 +244,58 @@ private:
             w->go.acquire();
             if (m_quit.load(std::memory_order_relaxed))
                 return;
-            const quint64 n = m_callsEach;
-            for (quint64 i = 0; i < n; ++i) {
-                const quint64 v = w->tag | w->sequence++;
-                w->sum += v;
-                Q_EMIT w->sender.value(v);
+            switch (m_path) {
+            case Path::Plain:
+                emitAll<Path::Plain>(w);
+                break;
+            case Path::InvokeQueued:
+                emitAll<Path::InvokeQueued>(w);
+                break;
+            default:
+                emitAll<Path::Queued>(w);   // through the Sender's signal, whatever connects it
+                break;
             }
             m_done.release();
+        }
+    }
+
+    // One loop per way of calling, so that the loop body has no branch on the path.
+    template <Path P> void emitAll(Worker *w)
+    {
+        const quint64 n = m_callsEach;
+        Receiver *receiver = m_receiver;
+        for (quint64 i = 0; i < n; ++i) {
+            const quint64 v = w->tag | w->sequence++;
+            w->sum += v;
+            if constexpr (P == Path::Plain) {
+                receiver->onValue(v);
+            } else if constexpr (P == Path::InvokeQueued) {
+                QMetaObject::invokeMethod(
+                        receiver, [receiver, v] { receiver->onValue(v); }, Qt::QueuedConnection);
+            } else {
+                Q_EMIT w->sender.value(v);
+            }
         }
     }
 
     std::vector<std::unique_ptr<Worker>> m_workers;
     QSemaphore m_done;
     quint64 m_callsEach = 0;
+    Path m_path = Path::Queued;
+    Receiver *m_receiver = nullptr;
     std::atomic<bool> m_quit { false };
 };
 
-static bool connectPath(Path path, Sender *sender, Receiver *receiver)
+// Connects one producer's Sender for the path (or nothing, for the paths that call the
+// receiver without a connection) and tells the pool how to call.
+static bool connectPath(Path path, ProducerPool &pool, int producer, Receiver *receiver)
 {
+    pool.setPath(path, receiver);
+    Sender *sender = pool.sender(producer);
     switch (path) {
+    case Path::Plain:
+    case Path::InvokeQueued:
+        return true;
     case Path::Queued:
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
                                      Qt::QueuedConnection));
@@ -255,6 +330,8 @@ class tst_BenchFunnel : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    void oneProducer_data();
+    void oneProducer();
     void throughput_data();
     void throughput();
     void singleProducerCallgrind_data();
@@ -264,6 +341,7 @@ private Q_SLOTS:
     void cleanupTestCase();
 
 private:
+    void printOneProducer() const;
     void printThroughput() const;
     void printLatency() const;
 
@@ -274,6 +352,7 @@ private:
     };
     // Our own clock around each iteration, so that the table compares rows of this very run.
     std::map<int, std::map<Path, Measurement>> m_results;
+    std::map<Path, Measurement> m_oneProducer;
 
     struct Latency
     {
@@ -285,6 +364,47 @@ private:
     };
     std::map<Path, Latency> m_latency;
 };
+
+void tst_BenchFunnel::oneProducer_data()
+{
+    QTest::addColumn<int>("path");
+    for (const PathInfo &info : PathTable)
+        QTest::addRow("%s", info.label) << int(info.path);
+}
+
+// The 2017 experiment (100 million emissions, direct against cross-thread queued) at a size
+// that runs in a second or two: one producer thread, one receiver, every path side by side.
+void tst_BenchFunnel::oneProducer()
+{
+    QFETCH(int, path);
+    if (underCallgrind())
+        QSKIP("wall-clock throughput; use scripts/callgrind-per-call.sh for instruction counts");
+
+    Receiver receiver(1);
+    QEventLoop loop;
+    if (!runsInProducer(Path(path)))
+        receiver.loop = &loop;
+    ProducerPool pool(1);
+    QVERIFY(connectPath(Path(path), pool, 0, &receiver));
+    runRound(pool, receiver, CallsPerIteration);   // warm-up
+
+    Measurement m;
+    QBENCHMARK {
+        QElapsedTimer clock;
+        clock.start();
+        runRound(pool, receiver, CallsPerIteration);
+        m.nsecs += clock.nsecsElapsed();
+        m.calls += CallsPerIteration;
+    }
+
+    QCOMPARE(receiver.count, m.calls + CallsPerIteration);
+    QCOMPARE(receiver.sum, pool.emittedSum());
+    QCOMPARE(receiver.outOfOrder, 0u);
+
+    Measurement &total = m_oneProducer[Path(path)];
+    total.calls += m.calls;
+    total.nsecs += m.nsecs;
+}
 
 void tst_BenchFunnel::throughput_data()
 {
@@ -311,7 +431,7 @@ void tst_BenchFunnel::throughput()
     receiver.loop = &loop;
     ProducerPool pool(producers);
     for (int i = 0; i < producers; ++i)
-        QVERIFY(connectPath(Path(path), pool.sender(i), &receiver));
+        QVERIFY(connectPath(Path(path), pool, i, &receiver));
     const quint64 callsEach = CallsPerIteration / quint64(producers);
 
     // Warm-up: per-thread lanes, the inbox and Qt's posted-event list get allocated here.
@@ -352,7 +472,7 @@ void tst_BenchFunnel::singleProducerCallgrind()
     if (Path(path) != Path::Direct)
         receiver.loop = &loop;
     ProducerPool pool(1);
-    QVERIFY(connectPath(Path(path), pool.sender(0), &receiver));
+    QVERIFY(connectPath(Path(path), pool, 0, &receiver));
 
     // Warm-up, so that one-time allocations stay out of the count.
     runRound(pool, receiver, 1000);
@@ -453,12 +573,40 @@ void tst_BenchFunnel::idleLatency()
     qInfo("%s: %d calls, median %.1f µs, p90 %.1f µs, p99 %.1f µs, max %.1f µs",
           pathName(Path(path)), l.calls, l.medianUs, l.p90Us, l.p99Us, l.maxUs);
     m_latency[Path(path)] = l;
+    const char *series = pathInfo(Path(path)).arg;
+    BenchCsv::write("idle-latency", series, 1, 8, "median_us", l.medianUs);
+    BenchCsv::write("idle-latency", series, 1, 8, "p99_us", l.p99Us);
+    BenchCsv::write("idle-latency", series, 1, 8, "max_us", l.maxUs);
 }
 
 void tst_BenchFunnel::cleanupTestCase()
 {
+    printOneProducer();
     printThroughput();
     printLatency();
+}
+
+void tst_BenchFunnel::printOneProducer() const
+{
+    if (m_oneProducer.empty())
+        return;
+    const auto queued = m_oneProducer.find(Path::Queued);
+    const double queuedRate = queued == m_oneProducer.end() || queued->second.nsecs <= 0
+            ? 0
+            : double(queued->second.calls) * 1e9 / double(queued->second.nsecs);
+    qInfo("One producer thread, quint64, calls/s measured in this run");
+    qInfo("%-22s  %14s  %10s  %10s", "path", "calls/s", "ns/call", "x Qt queued");
+    for (const PathInfo &info : PathTable) {
+        const auto it = m_oneProducer.find(info.path);
+        if (it == m_oneProducer.end() || it->second.nsecs <= 0 || !it->second.calls)
+            continue;
+        const double rate = double(it->second.calls) * 1e9 / double(it->second.nsecs);
+        const double nsPerCall = double(it->second.nsecs) / double(it->second.calls);
+        qInfo("%-22s  %12.3f M  %10.1f  %10.2f", info.label, rate / 1e6, nsPerCall,
+              queuedRate > 0 ? rate / queuedRate : 0.0);
+        BenchCsv::write("one-producer", info.arg, 1, 8, "calls_per_s", rate);
+        BenchCsv::write("one-producer", info.arg, 1, 8, "ns_per_call", nsPerCall);
+    }
 }
 
 void tst_BenchFunnel::printThroughput() const
@@ -486,6 +634,10 @@ void tst_BenchFunnel::printThroughput() const
                 : QByteArray("-");
         qInfo("%9d  %20s  %16s  %9s", producers, cell(queued).constData(),
               cell(funnel).constData(), ratio.constData());
+        for (Path path : { Path::Queued, Path::Funnel }) {
+            if (const double r = rate(row, path); r > 0)
+                BenchCsv::write("producers", pathInfo(path).arg, producers, 8, "calls_per_s", r);
+        }
     }
 }
 
@@ -518,15 +670,14 @@ void tst_BenchFunnel::printLatency() const
 // a whole-process instruction count differs between two call counts only by the calls.
 static int deliverOnly(const char *pathArg, const char *callsArg)
 {
-    Path path;
-    if (!std::strcmp(pathArg, "funnel"))
-        path = Path::Funnel;
-    else if (!std::strcmp(pathArg, "queued"))
-        path = Path::Queued;
-    else if (!std::strcmp(pathArg, "direct"))
-        path = Path::Direct;
-    else
+    const PathInfo *info = nullptr;
+    for (const PathInfo &candidate : PathTable) {
+        if (!std::strcmp(pathArg, candidate.arg))
+            info = &candidate;
+    }
+    if (!info)
         return -1;
+    const Path path = info->path;
     char *end = nullptr;
     const quint64 calls = std::strtoull(callsArg, &end, 10);
     if (!calls || *end)
@@ -534,10 +685,10 @@ static int deliverOnly(const char *pathArg, const char *callsArg)
 
     Receiver receiver(1);
     QEventLoop loop;
-    if (path != Path::Direct)
+    if (!runsInProducer(path))
         receiver.loop = &loop;
     ProducerPool pool(1);
-    if (!connectPath(path, pool.sender(0), &receiver))
+    if (!connectPath(path, pool, 0, &receiver))
         return 2;
     runRound(pool, receiver, calls);
     if (receiver.count != calls || receiver.sum != pool.emittedSum() || receiver.outOfOrder) {
@@ -557,7 +708,10 @@ int main(int argc, char **argv)
     if (argc > 1 && !std::strcmp(argv[1], "--deliver")) {
         const int rc = argc == 4 ? deliverOnly(argv[2], argv[3]) : -1;
         if (rc == -1) {
-            std::fprintf(stderr, "usage: %s --deliver funnel|queued|direct <calls>\n", argv[0]);
+            std::fprintf(stderr, "usage: %s --deliver <path> <calls>; paths:", argv[0]);
+            for (const PathInfo &info : PathTable)
+                std::fprintf(stderr, " %s", info.arg);
+            std::fprintf(stderr, "\n");
             return 2;
         }
         return rc;
