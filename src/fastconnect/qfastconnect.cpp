@@ -87,8 +87,9 @@ QT_BEGIN_NAMESPACE
 
     Incompatible argument lists fail to compile, as with QObject::connect(). A null \a sender or
     \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
-    not support, a receiver without thread affinity or a
-    stopped funnel print a warning and return an invalid connection.
+    not support, a receiver without thread affinity, a receiver whose thread has finished or
+    a stopped funnel print a warning and return an invalid connection. A receiver whose thread
+    has not started its event loop yet gets its calls once it does.
 */
 
 /*!
@@ -177,6 +178,14 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     if (!td || !td->thread.loadAcquire()) {
         qWarning("QtFastConnect::connect(%s, %s): receiver %p has no thread affinity, so no "
                  "thread could run its slot",
+                 classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
+        return false;
+    }
+    if (td->thread.loadAcquire()->isFinished()) {
+        // Its thread ran and returned: no event loop will run the slot (unless the thread is
+        // started again), so refuse instead of letting calls wait for ever.
+        qWarning("QtFastConnect::connect(%s, %s): receiver %p lives in a thread that has "
+                 "finished, so no event loop could run its slot",
                  classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
         return false;
     }
