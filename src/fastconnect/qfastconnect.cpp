@@ -52,7 +52,13 @@ QT_BEGIN_NAMESPACE
 
     \value MoveArguments By-value signal parameters emitted as rvalues are moved into the call
            instead of copied.
-    \value CoalesceCalls Only the newest pending emission per connection is delivered.
+    \value CoalesceCalls Only the newest pending emission per connection is delivered: when
+           the receiver's thread reaches an older call of the connection while a newer one is
+           pending, it destroys the older call's arguments without running the slot and counts
+           it in QFunnel::Statistics::coalesced. The call that runs takes the place of the
+           newest emission in the emitting thread's order. A coalesced call keeps its capacity
+           credit until its receiver's thread skips it. The idea is the "latest value only"
+           delivery of progress-style signals.
 */
 
 /*!
