@@ -7,6 +7,7 @@
 
 #include "countedvalue.h"
 #include "eventloopthread.h"
+#include "movableobject.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qsemaphore.h>
@@ -24,39 +25,6 @@ Q_SIGNALS:
     void value(quint64 v);
     void counted(const CountedValue &v);
 };
-
-class Receiver : public QObject
-{
-    Q_OBJECT
-public:
-    // Called in its own thread through Qt's queue (Qt::BlockingQueuedConnection); the
-    // annotations tell ThreadSanitizer about that hand-off, which it cannot see in Qt.
-    QThread *moveTarget = nullptr;
-    Q_INVOKABLE void moveToTarget()
-    {
-#if defined(__SANITIZE_THREAD__)
-        __tsan_acquire(this);
-#endif
-        moveToThread(moveTarget);
-#if defined(__SANITIZE_THREAD__)
-        __tsan_release(this);
-#endif
-    }
-};
-
-// Moves object to thread, from object's own thread.
-template <typename Movable>
-static void moveFromItsThread(Movable *object, QThread *thread)
-{
-    object->moveTarget = thread;
-#if defined(__SANITIZE_THREAD__)
-    __tsan_release(object);
-#endif
-    QMetaObject::invokeMethod(object, "moveToTarget", Qt::BlockingQueuedConnection);
-#if defined(__SANITIZE_THREAD__)
-    __tsan_acquire(object);
-#endif
-}
 
 // A thread that starts its event loop only when the test says so.
 class LateLoopThread : public QThread
@@ -138,7 +106,7 @@ void tst_BadInput::receiverMovedMidFlood()
     EventLoopThread threadA, threadB;
     threadA.start();
     threadB.start();
-    auto *receiver = new Receiver;
+    auto *receiver = new MovableObject;
     receiver->moveToThread(&threadA);
     Producer producer;
     std::atomic<quint64> calls { 0 }, sum { 0 }, wrongThread { 0 };
@@ -157,7 +125,7 @@ void tst_BadInput::receiverMovedMidFlood()
     // Moved back and forth, from its own thread, while the flood goes on.
     for (int round = 0; round < 20; ++round) {
         QThread *to = (round % 2 == 0) ? &threadB : &threadA;
-        moveFromItsThread(receiver, to);
+        receiver->moveFromItsThread(to);
     }
     emitter.join();
     QTRY_COMPARE_WITH_TIMEOUT(calls.load(), Count, 60000);

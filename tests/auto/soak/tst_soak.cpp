@@ -6,6 +6,7 @@
 // accounted for, by the funnel's statistics and by the test's own counters.
 
 #include "eventloopthread.h"
+#include "movableobject.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qbytearray.h>
@@ -83,38 +84,12 @@ public:
 };
 
 // Churned receiver: only counts.
-class ChurnReceiver : public QObject
+class ChurnReceiver : public MovableObject
 {
     Q_OBJECT
 public:
     void onValue(int, quint64) { ++g_slotCalls; }
-    // Called in its own thread through Qt's queue (Qt::BlockingQueuedConnection); the
-    // annotations tell ThreadSanitizer about that hand-off, which it cannot see in Qt.
-    QThread *moveTarget = nullptr;
-    Q_INVOKABLE void moveToTarget()
-    {
-#if defined(__SANITIZE_THREAD__)
-        __tsan_acquire(this);
-#endif
-        moveToThread(moveTarget);
-#if defined(__SANITIZE_THREAD__)
-        __tsan_release(this);
-#endif
-    }
 };
-// Moves object to thread, from object's own thread.
-template <typename Movable>
-static void moveFromItsThread(Movable *object, QThread *thread)
-{
-    object->moveTarget = thread;
-#if defined(__SANITIZE_THREAD__)
-    __tsan_release(object);
-#endif
-    QMetaObject::invokeMethod(object, "moveToTarget", Qt::BlockingQueuedConnection);
-#if defined(__SANITIZE_THREAD__)
-    __tsan_acquire(object);
-#endif
-}
 
 quint64 envNumber(const char *name, quint64 fallback)
 {
@@ -307,7 +282,7 @@ void tst_Soak::churnWhileFlooding()
         case 1: { // move the receiver to the other thread, its calls in flight
             ChurnReceiver *r = slots[i].receiver;
             QThread *to = receiverThreads[1 - slots[i].thread];
-            moveFromItsThread(r, to);
+            r->moveFromItsThread(to);
             slots[i].thread = 1 - slots[i].thread;
             ++moved;
             break;
