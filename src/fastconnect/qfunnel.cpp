@@ -31,9 +31,10 @@ using namespace QtFastConnectPrivate;
     producer). When the funnel is idle, a producer hands its call straight to the receiver's
     thread, so an isolated emission is as fast as with Qt::QueuedConnection.
 
-    The funnel is bounded: capacity() calls may be pending at once. A producer that finds the
-    funnel full blocks until the receivers have made room (backpressure), so a slow GUI thread
-    slows its producers down instead of letting memory grow. A thread that receives calls through
+    The funnel is bounded: capacity() calls may be pending at once. By default a producer that
+    finds the funnel full blocks until the receivers have made room (backpressure), so a slow
+    GUI thread slows its producers down instead of letting memory grow; overflowPolicy() and
+    blockTimeout() choose counted drops instead. statistics() tells what went where. A thread that receives calls through
     the funnel never blocks in an emission: it is admitted over capacity and counted in
     overCapacityCalls(), because the calls that would make room may be waiting for that very
     thread.
@@ -151,8 +152,9 @@ quint64 QFunnel::overCapacityCalls() const
 }
 
 /*!
-    Returns how many calls were dropped without running: emitted after the funnel stopped, or
-    pending when it stopped, or addressed to a receiver that lost its thread affinity. Calls to
+    Returns how many calls were dropped without running: by the overflowPolicy() or after
+    blockTimeout(), emitted after the funnel stopped, pending when it stopped, or addressed to
+    a receiver that lost its thread affinity. Calls to
     a receiver that was destroyed are not counted here: as with Qt's queued connections, they
     are simply never run. Thread-safe.
 */
