@@ -52,7 +52,13 @@ QT_BEGIN_NAMESPACE
 
     \value MoveArguments By-value signal parameters emitted as rvalues are moved into the call
            instead of copied.
-    \value CoalesceCalls Only the newest pending emission per connection is delivered.
+    \value CoalesceCalls Only the newest pending emission per connection is delivered: when
+           the receiver's thread reaches an older call of the connection while a newer one is
+           pending, it destroys the older call's arguments without running the slot and counts
+           it in QFunnel::Statistics::coalesced. The call that runs takes the place of the
+           newest emission in the emitting thread's order. A coalesced call keeps its capacity
+           credit until its receiver's thread skips it. The idea is the "latest value only"
+           delivery of progress-style signals.
 */
 
 /*!
@@ -129,8 +135,9 @@ QT_BEGIN_NAMESPACE
 
     Incompatible argument lists fail to compile, as with QObject::connect(). A null \a sender or
     \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
-    not support, a receiver without thread affinity or a
-    stopped funnel print a warning and return an invalid connection.
+    not support, a receiver without thread affinity, a receiver whose thread has finished or
+    a stopped funnel print a warning and return an invalid connection. A receiver whose thread
+    has not started its event loop yet gets its calls once it does.
 
     The signature is QObject::connect()'s pointer-to-member form, so that a queued connection
     becomes a funnel connection by changing the function's namespace; the delivery path is
@@ -177,7 +184,8 @@ static const char *classNameOf(const QObject *o)
 }
 
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
-static constexpr int SupportedModeBits = QtFastConnect::FunnelConnection;
+static constexpr int SupportedModeBits =
+        int(QtFastConnect::FunnelConnection) | int(QtFastConnect::CoalesceCalls);
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
 {
@@ -222,6 +230,14 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     if (!td || !td->thread.loadAcquire()) {
         qWarning("QtFastConnect::connect(%s, %s): receiver %p has no thread affinity, so no "
                  "thread could run its slot",
+                 classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
+        return false;
+    }
+    if (td->thread.loadAcquire()->isFinished()) {
+        // Its thread ran and returned: no event loop will run the slot (unless the thread is
+        // started again), so refuse instead of letting calls wait for ever.
+        qWarning("QtFastConnect::connect(%s, %s): receiver %p lives in a thread that has "
+                 "finished, so no event loop could run its slot",
                  classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
         return false;
     }

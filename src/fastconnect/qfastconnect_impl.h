@@ -86,6 +86,9 @@ public:
     int signalIndex = -1;
     int mode = QtFastConnect::FunnelConnection;  // ConnectionMode bits, validated
     std::atomic<QFunnelInbox *> target { nullptr };
+    // CoalesceCalls: the newest call captured for this connection. Only the call it points to
+    // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
+    std::atomic<QFunnelCall *> latest { nullptr };
 
 protected:
     ~QFunnelSlotObject();

@@ -31,9 +31,10 @@ using namespace QtFastConnectPrivate;
     producer). When the funnel is idle, a producer hands its call straight to the receiver's
     thread, so an isolated emission is as fast as with Qt::QueuedConnection.
 
-    The funnel is bounded: capacity() calls may be pending at once. A producer that finds the
-    funnel full blocks until the receivers have made room (backpressure), so a slow GUI thread
-    slows its producers down instead of letting memory grow. A thread that receives calls through
+    The funnel is bounded: capacity() calls may be pending at once. By default a producer that
+    finds the funnel full blocks until the receivers have made room (backpressure), so a slow
+    GUI thread slows its producers down instead of letting memory grow; overflowPolicy() and
+    blockTimeout() choose counted drops instead. statistics() tells what went where. A thread that receives calls through
     the funnel never blocks in an emission: it is admitted over capacity and counted in
     overCapacityCalls(), because the calls that would make room may be waiting for that very
     thread.
@@ -151,8 +152,9 @@ quint64 QFunnel::overCapacityCalls() const
 }
 
 /*!
-    Returns how many calls were dropped without running: emitted after the funnel stopped, or
-    pending when it stopped, or addressed to a receiver that lost its thread affinity. Calls to
+    Returns how many calls were dropped without running: by the overflowPolicy() or after
+    blockTimeout(), emitted after the funnel stopped, pending when it stopped, or addressed to
+    a receiver that lost its thread affinity. Calls to
     a receiver that was destroyed are not counted here: as with Qt's queued connections, they
     are simply never run. Thread-safe.
 */
@@ -160,6 +162,152 @@ quint64 QFunnel::droppedCalls() const
 {
     Q_D(const QFunnel);
     return d->core->droppedCalls();
+}
+
+/*!
+    \enum QFunnel::OverflowPolicy
+
+    What an emission does when the funnel already holds capacity() pending calls. Whatever the
+    policy, an emission from a thread that receives calls through this funnel is admitted over
+    capacity and counted in overCapacityCalls(): blocking it could deadlock, since the calls
+    that would make room may be waiting for that very thread.
+
+    \value Block        The default: the emitting thread waits until a receiver has made room
+                        (backpressure), at most blockTimeout() ms; an emission still without
+                        room then is dropped and counted in droppedCalls().
+    \value DropNewest   The emission that finds the funnel full is dropped at once (its
+                        arguments destroyed in the emitting thread) and counted in
+                        droppedCalls(). Calls already pending are all delivered.
+    \value DropOldest   The emission is admitted, and the oldest pending calls make room: each
+                        receiver thread, at the start of its next delivery pass (and every 128
+                        calls during it), destroys unrun the oldest calls waiting for it while
+                        the funnel is over its capacity, each counted in droppedCalls().
+                        "Oldest" is per receiver thread: the calls that have waited longest for
+                        that thread, not the oldest in the whole funnel. Producers never take a
+                        lock for this. While the receiver threads are busy in a slot, the
+                        funnel may hold up to twice its capacity; beyond that the newest
+                        emission is dropped (and counted) as with DropNewest.
+
+    The policy is a property of the funnel, shared by all its connections; use separate funnels
+    for connections that need different policies.
+*/
+
+/*!
+    \property QFunnel::overflowPolicy
+    \brief what an emission into a full funnel does; OverflowPolicy::Block by default.
+
+    Any thread may read or set it; a change applies to emissions that find the funnel full
+    from then on.
+*/
+QFunnel::OverflowPolicy QFunnel::overflowPolicy() const
+{
+    Q_D(const QFunnel);
+    return OverflowPolicy(d->core->policy());
+}
+
+void QFunnel::setOverflowPolicy(OverflowPolicy policy)
+{
+    Q_D(QFunnel);
+    switch (policy) {
+    case OverflowPolicy::Block:
+    case OverflowPolicy::DropNewest:
+    case OverflowPolicy::DropOldest:
+        d->core->setPolicy(int(policy));
+        return;
+    }
+    qWarning("QFunnel::setOverflowPolicy: unknown policy %d; keeping %d", int(policy),
+             d->core->policy());
+}
+
+/*!
+    \property QFunnel::blockTimeout
+    \brief how long, in milliseconds, a producer waits for room under OverflowPolicy::Block;
+    -1 (the default) waits for ever.
+
+    A producer that waited this long without room drops its emission (its arguments are
+    destroyed in the emitting thread) and counts it in droppedCalls(). 0 means "never wait",
+    which is OverflowPolicy::DropNewest. A value below -1 is refused with a warning. Any
+    thread may read or set it; producers already waiting keep the deadline they started with.
+*/
+int QFunnel::blockTimeout() const
+{
+    Q_D(const QFunnel);
+    return d->core->blockTimeoutMs();
+}
+
+void QFunnel::setBlockTimeout(int ms)
+{
+    Q_D(QFunnel);
+    if (ms < -1) {
+        qWarning("QFunnel::setBlockTimeout: timeout must be -1 (for ever) or at least 0 ms "
+                 "(got %d); keeping %d", ms, d->core->blockTimeoutMs());
+        return;
+    }
+    d->core->setBlockTimeoutMs(ms);
+}
+
+/*!
+    \class QFunnel::Statistics
+    \inmodule QtFastConnect
+    \brief A snapshot of a funnel's counters, returned by QFunnel::statistics().
+
+    All counts are in calls (one call = one emission on one funnel connection) since the
+    funnel was created. Once nothing is pending, every emission is accounted for exactly:
+
+    \c{emitted == delivered + dropped + discarded + coalesced}
+
+    (with calls pending, add \c pending). While other threads emit, the fields are read one
+    after another, not atomically together.
+
+    \list
+    \li \c emitted: emissions captured by the funnel's connections.
+    \li \c delivered: calls whose slot ran.
+    \li \c dropped: calls destroyed unrun by the overflow policy, the block timeout, a
+        stopped funnel or a receiver that lost its thread (the same as droppedCalls()).
+    \li \c discarded: calls not run because their receiver was destroyed first, as Qt does
+        with queued calls.
+    \li \c coalesced: calls skipped because a newer call of the same
+        QtFastConnect::CoalesceCalls connection was pending.
+    \li \c overCapacity: emissions admitted beyond the capacity from a receiver thread (the
+        same as overCapacityCalls()).
+    \li \c pending: calls emitted and not yet run or destroyed (the same as pendingCalls()).
+    \li \c highWaterMark: the largest \c pending seen. Sampled when a producer thread takes
+        credits (at most 64 at a time), so it may miss a peak by up to 63 calls per producer
+        thread.
+    \li \c relayRounds, \c relayedCalls: rounds of the relay thread that handed calls over,
+        and the calls it handed over (calls handed directly from producer to an idle receiver
+        thread do not go through the relay).
+    \li \c meanBatchSize: \c relayedCalls / \c relayRounds, 0 before the first round.
+    \endlist
+*/
+
+/*!
+    Returns a snapshot of this funnel's counters. Any thread may call it.
+
+    Reading costs the emitting and receiving threads nothing: each producer thread and each
+    receiver thread counts in its own memory, with no locked instruction, and this function
+    sums those counters, briefly taking the locks that guard the lists of producer and
+    receiver threads.
+*/
+QFunnel::Statistics QFunnel::statistics() const
+{
+    Q_D(const QFunnel);
+    QFunnelCore *core = d->core;
+    Statistics s;
+    // Delivery-side counters first: a call counted there was emitted before this read.
+    const QFunnelCore::InboxTotals t = core->inboxTotals();
+    s.delivered = t.delivered;
+    s.discarded = t.discarded;
+    s.coalesced = t.coalesced;
+    s.dropped = core->droppedCalls();
+    s.overCapacity = core->overCapacityCalls();
+    s.pending = core->pendingCalls();
+    s.highWaterMark = qMax(core->highWaterMark(), s.pending);
+    s.emitted = core->emittedCalls();
+    s.relayRounds = core->relay().rounds();
+    s.relayedCalls = core->relay().relayedCalls();
+    s.meanBatchSize = s.relayRounds ? double(s.relayedCalls) / double(s.relayRounds) : 0.0;
+    return s;
 }
 
 QT_END_NAMESPACE

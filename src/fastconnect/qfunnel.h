@@ -16,8 +16,28 @@ class Q_FASTCONNECT_EXPORT QFunnel : public QObject
     Q_OBJECT
     Q_DECLARE_PRIVATE(QFunnel)
     Q_PROPERTY(qsizetype capacity READ capacity WRITE setCapacity)
+    Q_PROPERTY(OverflowPolicy overflowPolicy READ overflowPolicy WRITE setOverflowPolicy)
+    Q_PROPERTY(int blockTimeout READ blockTimeout WRITE setBlockTimeout)
 public:
     static constexpr qsizetype DefaultCapacity = 65536;
+
+    enum class OverflowPolicy { Block, DropNewest, DropOldest };
+    Q_ENUM(OverflowPolicy)
+
+    struct Statistics
+    {
+        quint64 emitted = 0;
+        quint64 delivered = 0;
+        quint64 dropped = 0;
+        quint64 discarded = 0;
+        quint64 coalesced = 0;
+        quint64 overCapacity = 0;
+        qsizetype pending = 0;
+        qsizetype highWaterMark = 0;
+        quint64 relayRounds = 0;
+        quint64 relayedCalls = 0;
+        double meanBatchSize = 0;
+    };
 
     explicit QFunnel(QObject *parent = nullptr);
     ~QFunnel() override;
@@ -30,6 +50,13 @@ public:
     qsizetype pendingCalls() const;
     quint64 overCapacityCalls() const;
     quint64 droppedCalls() const;
+
+    OverflowPolicy overflowPolicy() const;
+    void setOverflowPolicy(OverflowPolicy policy);
+    int blockTimeout() const;
+    void setBlockTimeout(int ms);
+
+    Statistics statistics() const;
 
 private:
     Q_DISABLE_COPY_MOVE(QFunnel)

@@ -44,10 +44,12 @@ QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
 {
     m_core->ref();
     m_core->addReservation(&m_reserved);
+    m_core->addEmittedCounter(&m_emitted);
 }
 
 QFunnelLane::~QFunnelLane()
 {
+    m_core->removeEmittedCounter(&m_emitted);
     m_core->removeReservation(&m_reserved);
     if (m_open && m_open->abandon())
         delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
@@ -114,11 +116,18 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
 {
     QFunnelCore *c = core;
     QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
+    lane->countEmitted();
     if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation()))) {
-        // The funnel stopped (application shutdown, or its QFunnel was destroyed).
+        // The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is
+        // full and its overflow policy drops the newest call.
         destroyCall(call);
         c->countDropped();
         return;
+    }
+    if (Q_UNLIKELY(mode & QtFastConnect::CoalesceCalls)) {
+        // Before the call can reach delivery: there, a call that is no longer the latest of
+        // its connection is skipped (QFunnelInbox::deliverOne()).
+        latest.exchange(call, std::memory_order_acq_rel);
     }
     if (c->relay().isIdle() && lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own

@@ -44,6 +44,11 @@ public:
 
     // Credits reserved by this thread; see QFunnelCore::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
+    // Statistics: written by this lane's thread only (no locked instruction), summed on read.
+    void countEmitted() noexcept
+    {
+        m_emitted.store(m_emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
 
     // The calling thread's lane for core (created on first use).
     static QFunnelLane *forCurrentThread(QFunnelCore *core);
@@ -54,6 +59,7 @@ private:
     quint32 m_count = 0;            // calls written into m_open
     bool m_handedOff = false;       // the last batch filled up: the relay owns it, unsealed
     alignas(64) std::atomic<qsizetype> m_reserved { 0 }; // own line: touched on every call
+    std::atomic<quint64> m_emitted { 0 };                 // same line, same writer
 };
 
 } // namespace QtFastConnectPrivate

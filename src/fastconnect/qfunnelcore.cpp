@@ -5,6 +5,7 @@
 #include "qfunneldelivery_p.h"
 
 #include <QtCore/qcoreapplication.h>
+#include <QtCore/qdeadlinetimer.h>
 #include <QtCore/qthread.h>
 #include <QtCore/private/qthread_p.h>
 
@@ -136,7 +137,8 @@ bool QFunnelCore::refillCredit(Reservation &r)
 {
     // Up to 1/64 of the capacity at a time (at most 64): exact for tiny capacities, and at most
     // a 63-call reservation idling per producer thread for the default one.
-    const qsizetype chunk = std::clamp<qsizetype>(capacity() / 64, 1, 64);
+    const qsizetype cap = capacity();
+    const qsizetype chunk = std::clamp<qsizetype>(cap / 64, 1, 64);
     for (int attempt = 0; attempt < 2; ++attempt) {
         qsizetype available = m_credits.load(std::memory_order_relaxed);
         while (available > 0) {
@@ -144,6 +146,9 @@ bool QFunnelCore::refillCredit(Reservation &r)
             if (m_credits.compare_exchange_weak(available, available - take,
                                                 std::memory_order_relaxed)) {
                 r.fetch_add(take - 1, std::memory_order_relaxed);
+                // Once per chunk, not per call: the depth counts this call but not the rest
+                // of the chunk, which is still only reserved.
+                noteDepth(cap - (available - take) - (take - 1));
                 return true;
             }
         }
@@ -154,11 +159,38 @@ bool QFunnelCore::refillCredit(Reservation &r)
     // Full. A thread that receives from this funnel must not wait for room: the calls that
     // would make room may be waiting for this very thread. It goes over capacity, counted.
     if (isReceiverThread(QThreadData::get2(QThread::currentThread()))) {
-        m_credits.fetch_sub(1, std::memory_order_relaxed);
+        noteDepth(cap - m_credits.fetch_sub(1, std::memory_order_relaxed) + 1);
         m_overCapacity.fetch_add(1, std::memory_order_relaxed);
         return true;
     }
 
+    switch (policy()) {
+    case DropNewest:
+        return false;   // the caller drops this call and counts it
+    case DropOldest: {
+        // Admitted beyond the capacity (at most once more the capacity, then the newest call
+        // is dropped after all); receiver threads discard their oldest waiting calls until the
+        // funnel is back within its capacity (tryEvictOne()).
+        qsizetype available = m_credits.load(std::memory_order_relaxed);
+        while (available > -cap) {
+            if (m_credits.compare_exchange_weak(available, available - 1,
+                                                std::memory_order_relaxed)) {
+                noteDepth(cap - available + 1);
+                return true;
+            }
+        }
+        return false;
+    }
+    default:
+        return waitForCredit();
+    }
+}
+
+bool QFunnelCore::waitForCredit()
+{
+    const int timeoutMs = blockTimeoutMs();
+    QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
+    QDeadlineTimer warnAt(StallWarningMs);
     std::unique_lock<std::mutex> locker(m_waitLock);
     // seq_cst on m_waiters and m_credits: either this thread sees the credits a receiver
     // returned, or that receiver sees this waiter and wakes it.
@@ -166,7 +198,8 @@ bool QFunnelCore::refillCredit(Reservation &r)
     bool ok = false;
     bool warned = false;
     while (!isStopped()) {
-        if (m_credits.fetch_sub(1, std::memory_order_seq_cst) > 0) {
+        if (const qsizetype a = m_credits.fetch_sub(1, std::memory_order_seq_cst); a > 0) {
+            noteDepth(capacity() - a + 1);
             ok = true;
             break;
         }
@@ -175,9 +208,12 @@ bool QFunnelCore::refillCredit(Reservation &r)
         // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
         if (reclaimReservations())
             continue;
-        const auto waited = m_roomAvailable.wait_for(locker,
-                                                     std::chrono::milliseconds(StallWarningMs));
-        if (waited == std::cv_status::timeout && !warned) {
+        if (deadline.hasExpired())
+            break;      // the caller drops this call and counts it
+        const qint64 waitMs = std::min<qint64>(deadline.remainingTime(),
+                                               warned ? StallWarningMs : warnAt.remainingTime());
+        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        if (!warned && warnAt.hasExpired()) {
             // Not an error by itself (a receiver may just be slow), but the classic deadlock
             // of a bounded queue: the receiver thread waiting for this producer.
             warned = true;
@@ -189,6 +225,67 @@ bool QFunnelCore::refillCredit(Reservation &r)
     }
     m_waiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;
+}
+
+void QFunnelCore::setBlockTimeoutMs(int ms) noexcept
+{
+    m_blockTimeoutMs.store(ms, std::memory_order_relaxed);
+    wakeBlockedProducers();    // waiters re-read the deadline only when they start waiting
+}
+
+bool QFunnelCore::tryEvictOne() noexcept
+{
+    qsizetype available = m_credits.load(std::memory_order_relaxed);
+    while (available < 0) {
+        if (m_credits.compare_exchange_weak(available, available + 1,
+                                            std::memory_order_relaxed)) {
+            countDropped();
+            return true;
+        }
+    }
+    return false;
+}
+
+void QFunnelCore::noteDepth(qsizetype pending) noexcept
+{
+    qsizetype high = m_highWater.load(std::memory_order_relaxed);
+    while (pending > high
+           && !m_highWater.compare_exchange_weak(high, pending, std::memory_order_relaxed)) {
+    }
+}
+
+void QFunnelCore::addEmittedCounter(const std::atomic<quint64> *c)
+{
+    QMutexLocker locker(&m_reservationsLock);
+    m_emittedCounters.append(c);
+}
+
+void QFunnelCore::removeEmittedCounter(const std::atomic<quint64> *c)
+{
+    QMutexLocker locker(&m_reservationsLock);
+    m_emittedCounters.removeOne(c);
+    m_retiredEmitted += c->load(std::memory_order_relaxed);
+}
+
+quint64 QFunnelCore::emittedCalls()
+{
+    QMutexLocker locker(&m_reservationsLock);
+    quint64 n = m_retiredEmitted;
+    for (const std::atomic<quint64> *c : std::as_const(m_emittedCounters))
+        n += c->load(std::memory_order_relaxed);
+    return n;
+}
+
+QFunnelCore::InboxTotals QFunnelCore::inboxTotals()
+{
+    InboxTotals t;
+    QMutexLocker locker(&m_inboxLock);
+    for (const QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+        t.delivered += inbox->deliveredCalls();
+        t.discarded += inbox->discardedCalls();
+        t.coalesced += inbox->coalescedCalls();
+    }
+    return t;
 }
 
 void QFunnelCore::releaseCredits(qsizetype calls) noexcept

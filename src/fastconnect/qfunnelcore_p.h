@@ -44,6 +44,9 @@ public:
     // A producer blocked this long on a full funnel prints one warning.
     static constexpr int StallWarningMs = 5000;
 
+    // QFunnel::OverflowPolicy, as an int (no public header dependency here).
+    enum Policy { Block = 0, DropNewest = 1, DropOldest = 2 };
+
     QFunnelCore();
 
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
@@ -91,6 +94,28 @@ public:
     QFunnelQueue &queue() noexcept { return m_queue; }
     QFunnelRelay &relay() noexcept { return m_relay; }
 
+    // What a producer does when the funnel is full; see QFunnel::OverflowPolicy.
+    int policy() const noexcept { return m_policy.load(std::memory_order_relaxed); }
+    void setPolicy(int policy) noexcept { m_policy.store(policy, std::memory_order_relaxed); }
+    int blockTimeoutMs() const noexcept { return m_blockTimeoutMs.load(std::memory_order_relaxed); }
+    void setBlockTimeoutMs(int ms) noexcept;
+    // DropOldest: a receiver thread discards its oldest waiting calls while the funnel is over
+    // capacity; each discard returns the credit its producer took beyond the capacity. Returns
+    // true if the caller may discard one call (and counts it as dropped).
+    bool tryEvictOne() noexcept;
+    bool evicting() const noexcept
+    {
+        return policy() == DropOldest && m_credits.load(std::memory_order_relaxed) < 0;
+    }
+
+    // Statistics, summed on read from per-lane and per-inbox counters (QFunnel::statistics()).
+    void addEmittedCounter(const std::atomic<quint64> *c);
+    void removeEmittedCounter(const std::atomic<quint64> *c);
+    quint64 emittedCalls();
+    qsizetype highWaterMark() const noexcept { return m_highWater.load(std::memory_order_relaxed); }
+    struct InboxTotals { quint64 delivered = 0, discarded = 0, coalesced = 0; };
+    InboxTotals inboxTotals();
+
     void countDropped(quint64 n = 1) noexcept { m_dropped.fetch_add(n, std::memory_order_relaxed); }
     quint64 droppedCalls() const noexcept { return m_dropped.load(std::memory_order_relaxed); }
     quint64 overCapacityCalls() const noexcept
@@ -101,6 +126,8 @@ public:
 private:
     ~QFunnelCore();
     bool refillCredit(Reservation &r);
+    bool waitForCredit();
+    void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
     void wakeBlockedProducers();
 
@@ -119,6 +146,12 @@ private:
     QMutex m_sweepLock;
     QMutex m_inboxLock;
     QHash<QThreadData *, QFunnelInbox *> m_inboxes;
+
+    std::atomic<int> m_policy { Block };
+    std::atomic<int> m_blockTimeoutMs { -1 };
+    std::atomic<qsizetype> m_highWater { 0 };
+    QList<const std::atomic<quint64> *> m_emittedCounters;   // guarded by m_reservationsLock
+    quint64 m_retiredEmitted = 0;                             // guarded by m_reservationsLock
 
     std::atomic<quint64> m_dropped { 0 };
     std::atomic<quint64> m_overCapacity { 0 };

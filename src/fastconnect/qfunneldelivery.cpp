@@ -120,6 +120,8 @@ void QFunnelInbox::runPass()
     // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
+    if (Q_UNLIKELY(core->evicting()))
+        evictOldest();
     QElapsedTimer clock;
     clock.start();
     qsizetype settled = 0;
@@ -130,8 +132,12 @@ void QFunnelInbox::runPass()
         if (!m_first)
             m_last = nullptr;
         settled += deliverOne(c, stopped);
-        if (++count % 128 == 0 && (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs)))
-            break;
+        if (++count % 128 == 0) {
+            if (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs))
+                break;
+            if (Q_UNLIKELY(core->evicting()))
+                evictOldest();
+        }
     }
     core->releaseCredits(settled);
     if (core->isStopped())
@@ -153,6 +159,7 @@ qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
     if (!st.receiver) {
         // The receiver was destroyed: like Qt, never call, just free the arguments.
         so->destroyCall(call);
+        bump(m_discarded);
         return 1;
     }
     if (Q_UNLIKELY(st.threadData != m_threadData)) {
@@ -170,6 +177,17 @@ qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
         dest->push(call, call);
         return 0;
     }
+    if (Q_UNLIKELY(so->mode & QtFastConnect::CoalesceCalls)) {
+        // Only the latest call of the connection runs. The comparison cannot be fooled by a
+        // reused address: a newer call cannot get this call's memory while this call exists.
+        QFunnelCall *expected = call;
+        if (!so->latest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
+            so->destroyCall(call);
+            bump(m_coalesced);
+            return 1;
+        }
+    }
+    bump(m_delivered);
     if (QObjectPrivate::get(st.receiver)->connections.loadRelaxed()) {
         // What sender() and senderSignalIndex() read; they check that the sender is still
         // connected, exactly as for Qt's own queued calls.
@@ -180,6 +198,19 @@ qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
     }
     so->destroyCall(call);
     return 1;
+}
+
+// DropOldest, with m_passLock held: while the funnel is over its capacity, the oldest calls
+// waiting for this thread make room for the newer ones their producers were admitted with.
+void QFunnelInbox::evictOldest()
+{
+    while (m_first && m_core->tryEvictOne()) {
+        QFunnelCall *c = m_first;
+        m_first = c->next;
+        if (!m_first)
+            m_last = nullptr;
+        c->slotObject->destroyCall(c);
+    }
 }
 
 // With m_passLock held (or from the destructor).

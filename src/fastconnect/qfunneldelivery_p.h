@@ -51,6 +51,12 @@ public:
 
     QThreadData *receiverThreadData() const noexcept { return m_threadData; }
 
+    // Statistics, any thread: calls run, calls not run because their receiver was destroyed,
+    // calls skipped because a newer one of their connection was pending (CoalesceCalls).
+    quint64 deliveredCalls() const noexcept { return m_delivered.load(std::memory_order_relaxed); }
+    quint64 discardedCalls() const noexcept { return m_discarded.load(std::memory_order_relaxed); }
+    quint64 coalescedCalls() const noexcept { return m_coalesced.load(std::memory_order_relaxed); }
+
     // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now, unless
     // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
     // once the application is gone, so the stopping thread cannot leave this to the receiver's.
@@ -68,6 +74,12 @@ private:
     void postWake();
     void dropAll();
     qsizetype deliverOne(QFunnelCall *call, bool stopped);
+    void evictOldest();
+    // Single writer (the pass lock's holder); no locked instruction.
+    static void bump(std::atomic<quint64> &c) noexcept
+    {
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
 
     // Calls pushed and not yet taken, newest first. The push that finds it empty posts the
     // wake-up; every pass takes it all, so a non-empty m_head always has a wake-up on its way.
@@ -82,6 +94,10 @@ private:
 
     QFunnelCore *m_core;
     QThreadData *const m_threadData;
+
+    std::atomic<quint64> m_delivered { 0 };
+    std::atomic<quint64> m_discarded { 0 };
+    std::atomic<quint64> m_coalesced { 0 };
 };
 
 } // namespace QtFastConnectPrivate

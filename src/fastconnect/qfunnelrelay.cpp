@@ -136,8 +136,10 @@ void QFunnelRelay::run()
         // Hand over before sealing: once a producer sees its batch sealed it may deliver
         // directly, and its earlier calls must already be in the inbox.
         router.flush();
-        m_calls.fetch_add(routed, std::memory_order_relaxed);
-        m_rounds.fetch_add(1, std::memory_order_relaxed);
+        if (routed) {   // statistics: rounds that handed calls over
+            m_calls.fetch_add(routed, std::memory_order_relaxed);
+            m_rounds.fetch_add(1, std::memory_order_relaxed);
+        }
 
         auto retired = [&](HeldBatch &h) {
             if (h.done == QFunnelBatch::Capacity) {

@@ -29,6 +29,7 @@ int main(int argc, char **argv)
     QSemaphore gate;
     EventLoopThread worker;     // outlives the application: still running at shutdown
     auto receiver = std::make_unique<QObject>();
+    Producer lateProducer;      // emits once more after the application is gone
     {
         QCoreApplication app(argc, argv);
         Producer producer;
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         }
         QtFastConnect::connect(&producer, &Producer::counted, receiver.get(),
                                [&](const CountedValue &) { ++calls; });
+        QtFastConnect::connect(&lateProducer, &Producer::counted, receiver.get(),
+                               [&](const CountedValue &) { ++calls; });
         std::unique_ptr<QThread> t(QThread::create([&] {
             for (int i = 0; i < 10000; ++i)
                 Q_EMIT producer.counted(CountedValue(i));
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
                     static_cast<long long>(QFunnel::globalInstance()->pendingCalls()));
     } // ~QCoreApplication stops the global funnel
     std::printf("live arguments right after shutdown: %d\n", CountedValue::live.load());
+    Q_EMIT lateProducer.counted(CountedValue(-1)); // dropped at once, counted
     gate.release();
     worker.quit();
     worker.wait();

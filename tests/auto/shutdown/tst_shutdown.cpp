@@ -20,7 +20,7 @@ void tst_Shutdown::pendingCallsAtShutdown_data()
 }
 
 // Calls pending when ~QCoreApplication runs are never run, their arguments are destroyed, the
-// relay thread is joined, and the process exits promptly.
+// relay thread is joined, and the process exits promptly; a later emission is dropped, counted.
 void tst_Shutdown::pendingCallsAtShutdown()
 {
     QFETCH(QString, receiver);
@@ -33,7 +33,8 @@ void tst_Shutdown::pendingCallsAtShutdown()
     QVERIFY2(out.contains("live arguments right after shutdown: 0"), out.constData());
     QVERIFY2(out.contains("calls run: 0"), out.constData());
     QVERIFY2(out.contains("live arguments: 0"), out.constData());
-    QVERIFY2(out.contains("dropped: 10000"), out.constData());
+    // The 10,000 pending calls, and one emission after the application was gone.
+    QVERIFY2(out.contains("dropped: 10001"), out.constData());
     QCOMPARE(helper.exitCode(), 0);
 }
 

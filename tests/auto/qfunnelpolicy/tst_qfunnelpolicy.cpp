@@ -1,0 +1,341 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Overflow policies, coalescing and the funnel's statistics.
+
+#include "countedvalue.h"
+#include "eventloopthread.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qmutex.h>
+#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <memory>
+#include <thread>
+
+class Producer : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(quint64 v);
+    void counted(const CountedValue &v);
+};
+
+// Records the values it receives; its first call parks its thread until the test opens the
+// gate, so that the funnel fills up with nobody draining it.
+class GatedReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    QSemaphore entered;
+    QSemaphore gate;
+    QMutex lock;
+    QList<quint64> values;
+    void onValue(quint64 v)
+    {
+        bool first;
+        {
+            QMutexLocker locker(&lock);
+            first = values.isEmpty();
+            values.append(v);
+        }
+        if (first) {
+            entered.release();
+            gate.acquire();
+        }
+    }
+    QList<quint64> received()
+    {
+        QMutexLocker locker(&lock);
+        return values;
+    }
+};
+
+static bool accountedFor(const QFunnel::Statistics &s)
+{
+    return s.pending == 0
+            && s.emitted == s.delivered + s.dropped + s.discarded + s.coalesced;
+}
+
+class tst_QFunnelPolicy : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void defaults();
+    void badValuesAreRefused();
+    void dropNewest();
+    void blockTimeout();
+    void dropOldest();
+    void receiverThreadNeverBlocks_data();
+    void receiverThreadNeverBlocks();
+    void coalesceDeliversOnlyTheLatest();
+    void coalesceKeepsOtherConnectionsWhole();
+    void statistics();
+    void discardedWhenReceiverDestroyed();
+};
+
+void tst_QFunnelPolicy::defaults()
+{
+    QFunnel funnel;
+    QCOMPARE(funnel.overflowPolicy(), QFunnel::OverflowPolicy::Block);
+    QCOMPARE(funnel.blockTimeout(), -1);
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, 0u);
+    QCOMPARE(s.delivered, 0u);
+    QCOMPARE(s.highWaterMark, 0);
+    QCOMPARE(s.meanBatchSize, 0.0);
+}
+
+void tst_QFunnelPolicy::badValuesAreRefused()
+{
+    QFunnel funnel;
+    funnel.setBlockTimeout(10);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("timeout must be -1"));
+    funnel.setBlockTimeout(-2);
+    QCOMPARE(funnel.blockTimeout(), 10);
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropNewest);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unknown policy 7"));
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy(7));
+    QCOMPARE(funnel.overflowPolicy(), QFunnel::OverflowPolicy::DropNewest);
+}
+
+// Emits first..last from a thread of its own (a std::thread, whose join ThreadSanitizer sees);
+// returns once every emission came back from emit, so no producer may block for ever.
+static bool emitFromThread(Producer *producer, quint64 last, quint64 first = 1)
+{
+    std::thread t([=] {
+        for (quint64 i = first; i <= last; ++i)
+            Q_EMIT producer->value(i);
+    });
+    t.join();
+    return true;
+}
+
+void tst_QFunnelPolicy::dropNewest()
+{
+    // Capacity 4: calls 1..4 are admitted (call 1 holds its credit while its slot is parked),
+    // every later one is dropped at once in the emitting thread.
+    QFunnel funnel;
+    funnel.setCapacity(4);
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropNewest);
+    EventLoopThread thread;
+    thread.start();
+    GatedReceiver receiver;
+    receiver.moveToThread(&thread);
+    Producer producer;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &GatedReceiver::onValue));
+    QVERIFY(emitFromThread(&producer, 100));
+    QCOMPARE(funnel.droppedCalls(), 96u);
+    receiver.gate.release();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(receiver.received(), QList<quint64>({ 1, 2, 3, 4 }));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, 100u);
+    QCOMPARE(s.delivered, 4u);
+    QCOMPARE(s.dropped, 96u);
+    QCOMPARE(s.highWaterMark, 4);
+    thread.quit();
+    thread.wait();
+}
+
+void tst_QFunnelPolicy::blockTimeout()
+{
+    // Block with a timeout: the producer waits for room, then drops; nothing waits for ever.
+    QFunnel funnel;
+    funnel.setCapacity(2);
+    funnel.setBlockTimeout(20);
+    EventLoopThread thread;
+    thread.start();
+    GatedReceiver receiver;
+    receiver.moveToThread(&thread);
+    Producer producer;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &GatedReceiver::onValue));
+    QVERIFY(emitFromThread(&producer, 5));
+    QCOMPARE(funnel.droppedCalls(), 3u);
+    receiver.gate.release();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(receiver.received(), QList<quint64>({ 1, 2 }));
+    thread.quit();
+    thread.wait();
+}
+
+void tst_QFunnelPolicy::dropOldest()
+{
+    // Capacity 4, receiver parked in call 1. Calls 2..8 are admitted (up to twice the capacity
+    // while no receiver makes room), 9..100 dropped as the newest. When the receiver runs
+    // again, it discards its oldest waiting calls (2, 3, 4) until the funnel is within
+    // capacity: the newest admitted calls are the ones delivered, in order.
+    QFunnel funnel;
+    funnel.setCapacity(4);
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropOldest);
+    EventLoopThread thread;
+    thread.start();
+    GatedReceiver receiver;
+    receiver.moveToThread(&thread);
+    Producer producer;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &GatedReceiver::onValue));
+    QVERIFY(emitFromThread(&producer, 1));
+    QVERIFY(receiver.entered.tryAcquire(1, 30000));
+    QVERIFY(emitFromThread(&producer, 100, 2));
+    QCOMPARE(funnel.droppedCalls(), 92u);
+    QCOMPARE(funnel.pendingCalls(), 8);
+    receiver.gate.release();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(receiver.received(), QList<quint64>({ 1, 5, 6, 7, 8 }));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.delivered, 5u);
+    QCOMPARE(s.dropped, 95u);
+    QCOMPARE(s.highWaterMark, 8);
+    thread.quit();
+    thread.wait();
+}
+
+void tst_QFunnelPolicy::receiverThreadNeverBlocks_data()
+{
+    QTest::addColumn<QFunnel::OverflowPolicy>("policy");
+    QTest::newRow("Block") << QFunnel::OverflowPolicy::Block;
+    QTest::newRow("DropNewest") << QFunnel::OverflowPolicy::DropNewest;
+    QTest::newRow("DropOldest") << QFunnel::OverflowPolicy::DropOldest;
+}
+
+void tst_QFunnelPolicy::receiverThreadNeverBlocks()
+{
+    // Whatever the policy, the receiver's own thread emitting into its full funnel neither
+    // blocks nor loses its calls: it goes over capacity, counted.
+    QFETCH(QFunnel::OverflowPolicy, policy);
+    QFunnel funnel;
+    funnel.setCapacity(1);
+    funnel.setOverflowPolicy(policy);
+    funnel.setBlockTimeout(-1);
+    Producer producer;
+    QList<quint64> got;
+    QObject receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   [&](quint64 v) { got.append(v); }));
+    for (quint64 i = 1; i <= 10; ++i)
+        Q_EMIT producer.value(i);
+    QCOMPARE(funnel.overCapacityCalls(), 9u);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    if (policy == QFunnel::OverflowPolicy::DropOldest) {
+        // Over capacity is over capacity: the oldest nine make room for the newest.
+        QCOMPARE(got, QList<quint64>({ 10 }));
+        QCOMPARE(funnel.droppedCalls(), 9u);
+    } else {
+        QCOMPARE(got, QList<quint64>({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }));
+        QCOMPARE(funnel.droppedCalls(), 0u);
+    }
+}
+
+void tst_QFunnelPolicy::coalesceDeliversOnlyTheLatest()
+{
+    // The receiver (this thread) does not run its event loop while a producer thread floods
+    // the connection: of 1,000 emissions only the last runs; the others' arguments are
+    // destroyed and counted as coalesced.
+    QCOMPARE(CountedValue::live.load(), 0);
+    {
+        QFunnel funnel;
+        Producer producer;
+        QObject receiver;
+        QList<quint64> got;
+        QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::counted, &receiver,
+                                       [&](const CountedValue &v) { got.append(v.value); },
+                                       QtFastConnect::FunnelConnection
+                                               | QtFastConnect::CoalesceCalls));
+        std::thread t([&] {
+            for (quint64 i = 1; i <= 1000; ++i)
+                Q_EMIT producer.counted(CountedValue(i));
+        });
+        t.join();
+        QTRY_VERIFY(accountedFor(funnel.statistics()));
+        QCOMPARE(got, QList<quint64>({ 1000 }));
+        const QFunnel::Statistics s = funnel.statistics();
+        QCOMPARE(s.emitted, 1000u);
+        QCOMPARE(s.delivered, 1u);
+        QCOMPARE(s.coalesced, 999u);
+        QCOMPARE(CountedValue::live.load(), 0);
+
+        // Once delivered, the next emission is pending alone and runs.
+        Q_EMIT producer.counted(CountedValue(1001));
+        QTRY_COMPARE(got.size(), 2);
+        QCOMPARE(got.last(), 1001u);
+    }
+    QCOMPARE(CountedValue::live.load(), 0);
+}
+
+void tst_QFunnelPolicy::coalesceKeepsOtherConnectionsWhole()
+{
+    // Coalescing is per connection: a plain connection on the same signal still gets every
+    // call, and each coalesced connection gets its own latest.
+    QFunnel funnel;
+    Producer producer;
+    QObject receiver;
+    QList<quint64> all, latestA, latestB;
+    const auto coalesce = QtFastConnect::FunnelConnection | QtFastConnect::CoalesceCalls;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   [&](quint64 v) { all.append(v); }));
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   [&](quint64 v) { latestA.append(v); }, coalesce));
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   [&](quint64 v) { latestB.append(v); }, coalesce));
+    for (quint64 i = 1; i <= 50; ++i)
+        Q_EMIT producer.value(i);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(all.size(), 50);
+    QCOMPARE(all.last(), 50u);
+    QCOMPARE(latestA, QList<quint64>({ 50 }));
+    QCOMPARE(latestB, QList<quint64>({ 50 }));
+    QCOMPARE(funnel.statistics().coalesced, 98u);
+}
+
+void tst_QFunnelPolicy::statistics()
+{
+    QFunnel funnel;
+    EventLoopThread thread;
+    thread.start();
+    GatedReceiver receiver;
+    receiver.gate.release();
+    receiver.moveToThread(&thread);
+    Producer producer;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &GatedReceiver::onValue));
+    constexpr quint64 Count = 20000;
+    QVERIFY(emitFromThread(&producer, Count));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, Count);
+    QCOMPARE(s.delivered, Count);
+    QCOMPARE(s.dropped + s.discarded + s.coalesced + s.overCapacity, 0u);
+    QCOMPARE(quint64(receiver.received().size()), Count);
+    QVERIFY(s.highWaterMark >= 1);
+    QVERIFY(s.highWaterMark <= funnel.capacity());
+    QVERIFY(s.relayedCalls <= Count);
+    if (s.relayRounds)
+        QCOMPARE(s.meanBatchSize, double(s.relayedCalls) / double(s.relayRounds));
+    thread.quit();
+    thread.wait();
+}
+
+void tst_QFunnelPolicy::discardedWhenReceiverDestroyed()
+{
+    QFunnel funnel;
+    Producer producer;
+    auto *receiver = new QObject;
+    int calls = 0;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, receiver,
+                                   [&](quint64) { ++calls; }));
+    for (quint64 i = 0; i < 10; ++i)
+        Q_EMIT producer.value(i);
+    delete receiver;
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(calls, 0);
+    QCOMPARE(funnel.statistics().discarded, 10u);
+    QCOMPARE(funnel.droppedCalls(), 0u);
+}
+
+QTEST_MAIN(tst_QFunnelPolicy)
+#include "tst_qfunnelpolicy.moc"
