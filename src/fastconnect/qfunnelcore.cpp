@@ -128,8 +128,9 @@ qsizetype QFunnelCore::pendingCalls()
 {
     QMutexLocker locker(&m_reservationsLock);
     qsizetype free = m_credits.load(std::memory_order_relaxed);
+    // A lane between its fetch_sub and the undo reads -1 while holding nothing: count it as 0.
     for (Reservation *r : std::as_const(m_reservations))
-        free += r->load(std::memory_order_relaxed);
+        free += std::max<qsizetype>(r->load(std::memory_order_relaxed), 0);
     return capacity() - free;
 }
 

@@ -6,6 +6,7 @@
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
@@ -125,7 +126,8 @@ void tst_QFunnel::fullFunnelBlocksProducersAndLosesNothing()
     }
 
     // The receiver is parked inside its first call; the producers must stall with the funnel
-    // full, instead of queueing all 2,000 calls.
+    // full, instead of queueing all 2,000 calls. A failed check below must not leave it parked.
+    auto unpark = qScopeGuard([&] { receiver.gate.release(); });
     QVERIFY(receiver.entered.tryAcquire(1, 10000));
     QDeadlineTimer deadline(10000);
     while (funnel.pendingCalls() < Capacity && !deadline.hasExpired())
