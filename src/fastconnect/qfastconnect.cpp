@@ -8,6 +8,7 @@
 
 #include <QtCore/private/qmetaobject_p.h>
 #include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qobject_p_p.h>
 #include <QtCore/private/qthread_p.h>
 
 QT_BEGIN_NAMESPACE
@@ -131,7 +132,8 @@ static const char *classNameOf(const QObject *o)
 }
 
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
-static constexpr int SupportedModeBits = QtFastConnect::FunnelConnection;
+static constexpr int SupportedModeBits =
+        (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments).toInt();
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
 {
@@ -172,6 +174,15 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
                  classNameOf(sender), classNameOf(receiver), classNameOf(sender));
         return false;
     }
+    const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    if ((mode & QtFastConnect::MoveArguments)
+        && QObjectPrivate::get(const_cast<QObject *>(sender))->isSignalConnected(signalIndex, false)) {
+        qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
+                 "the signal, and it already has one",
+                 classNameOf(sender), signal.methodSignature().constData(),
+                 classNameOf(receiver));
+        return false;
+    }
     QThreadData *td = QObjectPrivate::get(receiver)->threadData.loadAcquire();
     if (!td || !td->thread.loadAcquire()) {
         qWarning("QtFastConnect::connect(%s, %s): receiver %p has no thread affinity, so no "
@@ -191,10 +202,38 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     so->core = core;
     so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
     so->sender = const_cast<QObject *>(sender);
-    so->signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    so->signalIndex = signalIndex;
     so->mode = mode | QtFastConnect::FunnelConnection;
     so->target.store(core->inboxFor(td), std::memory_order_release);
     return true;
+}
+
+// Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
+// relaxed loads of the atomic links, no lock. A disconnected entry not yet cleaned up has a null
+// receiver and does not count.
+bool mayMoveArguments(QFunnelSlotObject *so)
+{
+    using Connection = QObjectPrivate::Connection;
+    const QObjectPrivate::ConnectionData *cd =
+            QObjectPrivate::get(so->sender)->connections.loadRelaxed();
+    const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadRelaxed() : nullptr;
+    int live = 0;
+    if (vector && so->signalIndex < vector->count()) {
+        for (const Connection *c = vector->at(so->signalIndex).first.loadRelaxed(); c;
+             c = c->nextConnectionList.loadRelaxed()) {
+            if (c->receiver.loadRelaxed())
+                ++live;
+        }
+    }
+    const bool sole = live == 1 && !(vector && vector->at(-1).first.loadRelaxed());
+    if (Q_UNLIKELY(!sole) && !so->warnedShared.exchange(true, std::memory_order_relaxed)) {
+        const QMetaMethod signal = QMetaObjectPrivate::signal(so->sender->metaObject(),
+                                                              so->signalIndex);
+        qWarning("QtFastConnect: %s::%s has other connections besides a MoveArguments funnel "
+                 "connection; its arguments are copied instead of moved",
+                 so->sender->metaObject()->className(), signal.methodSignature().constData());
+    }
+    return sole;
 }
 
 } // namespace QtFastConnectPrivate
