@@ -51,8 +51,15 @@ QT_BEGIN_NAMESPACE
     Qt::SingleShotConnection flags) into a ConnectionMode. A connect call refuses, with a
     warning, any option this release does not implement.
 
-    \value MoveArguments By-value signal parameters emitted as rvalues are moved into the call
-           instead of copied.
+    \value MoveArguments By-value signal parameters are moved into the call instead of copied
+           (\c{const T&} parameters are still copied once). Emitting with \c{std::move(arg)}
+           then costs no copy at all: Qt move-constructs the signal function's parameter,
+           the funnel moves it into the call and a by-value slot gets it moved again. The
+           connection must be the signal's only one, since any other would see the
+           moved-from value: connect refuses the option (warning, invalid connection) when the
+           signal already has a connection, and when another one is added later, each emission
+           copies instead of moving and the first prints a warning. Do not connect to the signal
+           from another thread while it is being emitted. See also QtFastConnect::invoke().
     \value CoalesceCalls Only the newest pending emission per connection is delivered.
 */
 
@@ -80,13 +87,15 @@ QT_BEGIN_NAMESPACE
     QObject::disconnect() accepts. Any thread may call it.
 
     The arguments the slot consumes are copied once, in the emitting thread, when the signal is
-    emitted (a by-value slot parameter then receives the copy by move); the slot runs in the
+    emitted (a by-value slot parameter then receives the copy by move; with
+    QtFastConnect::MoveArguments in \a mode, by-value signal parameters are moved instead); the slot runs in the
     thread \a receiver lives in when the call is delivered (it follows the receiver if it moves
     to another thread). Pending calls are never run once \a receiver is destroyed; they are still
     delivered after a disconnect or after \a sender is destroyed (sender() then returns
     \nullptr), as with Qt::QueuedConnection.
 
-    Incompatible argument lists fail to compile, as with QObject::connect(). A null \a sender or
+    Incompatible argument lists fail to compile, as with QObject::connect(), and so do
+    non-copyable arguments (use QtFastConnect::invoke() for those). A null \a sender or
     \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
     not support, a receiver without thread affinity or a
     stopped funnel print a warning and return an invalid connection.
