@@ -151,7 +151,8 @@ void tst_BenchPayload::cleanupTestCase()
         const Latency qt = m_latency[Path::QtQueued];
         for (const auto &[path, l] : m_latency) {
             std::printf("%18s  median %8lld (%5.3fx)  p99 %8lld (%5.3fx)\n", pathTag(path),
-                        static_cast<long long>(l.median), qt.median ? double(l.median) / qt.median : 0.0,
+                        static_cast<long long>(l.median),
+                        qt.median ? double(l.median) / qt.median : 0.0,
                         static_cast<long long>(l.p99), qt.p99 ? double(l.p99) / qt.p99 : 0.0);
         }
     }

@@ -88,11 +88,11 @@ QT_BEGIN_NAMESPACE
 
     The arguments the slot consumes are copied once, in the emitting thread, when the signal is
     emitted (a by-value slot parameter then receives the copy by move; with
-    QtFastConnect::MoveArguments in \a mode, by-value signal parameters are moved instead); the slot runs in the
-    thread \a receiver lives in when the call is delivered (it follows the receiver if it moves
-    to another thread). Pending calls are never run once \a receiver is destroyed; they are still
-    delivered after a disconnect or after \a sender is destroyed (sender() then returns
-    \nullptr), as with Qt::QueuedConnection.
+    QtFastConnect::MoveArguments in \a mode, by-value signal parameters are moved instead); the
+    slot runs in the thread \a receiver lives in when the call is delivered (it follows the
+    receiver if it moves to another thread). Pending calls are never run once \a receiver is
+    destroyed; they are still delivered after a disconnect or after \a sender is destroyed
+    (sender() then returns \nullptr), as with Qt::QueuedConnection.
 
     Incompatible argument lists fail to compile, as with QObject::connect(), and so do
     non-copyable arguments (use QtFastConnect::invoke() for those). A null \a sender or
@@ -185,7 +185,8 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     }
     const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
     if ((mode & QtFastConnect::MoveArguments)
-        && QObjectPrivate::get(const_cast<QObject *>(sender))->isSignalConnected(signalIndex, false)) {
+        && QObjectPrivate::get(const_cast<QObject *>(sender))
+                   ->isSignalConnected(signalIndex, false)) {
         qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
                  "the signal, and it already has one",
                  classNameOf(sender), signal.methodSignature().constData(),

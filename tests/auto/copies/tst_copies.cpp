@@ -42,7 +42,12 @@ struct Msg
     Msg(const Msg &o) : payload(o.payload) { ++live; ++copyConstructed; }
     Msg(Msg &&o) noexcept : payload(std::move(o.payload)) { ++live; ++moveConstructed; }
     Msg &operator=(const Msg &o) { payload = o.payload; ++copyAssigned; return *this; }
-    Msg &operator=(Msg &&o) noexcept { payload = std::move(o.payload); ++moveAssigned; return *this; }
+    Msg &operator=(Msg &&o) noexcept
+    {
+        payload = std::move(o.payload);
+        ++moveAssigned;
+        return *this;
+    }
     ~Msg() { --live; }
 
     int value() const { return payload.empty() ? -1 : payload.front(); }
@@ -311,9 +316,12 @@ void tst_Copies::invokeFunctor()
 
 void tst_Copies::invokeBadInput()
 {
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
-    QVERIFY(!QtFastConnect::invoke(static_cast<Receiver *>(nullptr), &Receiver::onValue, Msg(1)));
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("invalid nullptr parameter \\(funnel\\)"));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
+    QVERIFY(!QtFastConnect::invoke(static_cast<Receiver *>(nullptr), &Receiver::onValue,
+                                   Msg(1)));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("invalid nullptr parameter \\(funnel\\)"));
     QVERIFY(!QtFastConnect::invoke(static_cast<QFunnel *>(nullptr), m_receiver, [] {}));
 
     Receiver orphan;
