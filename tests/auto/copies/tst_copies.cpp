@@ -5,16 +5,18 @@
 // reference) and for the funnel with and without MoveArguments and through invoke(); and that
 // no argument outlives its delivery, or a delivery dropped because the receiver died.
 
-#include "eventloopthread.h"
-
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
-#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
 #include <atomic>
 #include <memory>
 #include <vector>
+
+#if defined(__SANITIZE_THREAD__)
+#  include <sanitizer/tsan_interface.h>
+#endif
 
 // A message that counts every copy and move, from any thread. A moved-from Msg loses its
 // payload, so a connection that sees one notices.
@@ -96,6 +98,19 @@ enum class Shape { RefToRef, RefToValue, ValueToRef, ValueToValue };
 Q_DECLARE_METATYPE(Path)
 Q_DECLARE_METATYPE(Shape)
 
+// An event-loop thread that ThreadSanitizer sees end: QThread::wait() uses Qt's own wait
+// condition, invisible to it, so the end of run() is annotated as a release.
+class ReceiverThread : public QThread
+{
+    void run() override
+    {
+        exec();
+#if defined(__SANITIZE_THREAD__)
+        __tsan_release(this);
+#endif
+    }
+};
+
 class tst_Copies : public QObject
 {
     Q_OBJECT
@@ -112,13 +127,13 @@ private Q_SLOTS:
     void droppedDeliveryDestroysArguments();
 
 private:
-    EventLoopThread *m_thread = nullptr;
+    ReceiverThread *m_thread = nullptr;
     Receiver *m_receiver = nullptr;
 };
 
 void tst_Copies::init()
 {
-    m_thread = new EventLoopThread;
+    m_thread = new ReceiverThread;
     m_thread->start();
     m_receiver = new Receiver;
     m_receiver->moveToThread(m_thread);
@@ -126,9 +141,15 @@ void tst_Copies::init()
 
 void tst_Copies::cleanup()
 {
-    if (m_receiver)
-        deleteLaterInItsThread(m_receiver);
-    delete m_thread; // quits and joins: the receiver is gone
+    // Joined first, then the receiver deleted here: nothing runs in that thread any more, and
+    // the join orders everything it did before the deletion (for ThreadSanitizer as well).
+    m_thread->quit();
+    m_thread->wait();
+#if defined(__SANITIZE_THREAD__)
+    __tsan_acquire(m_thread);
+#endif
+    delete m_thread;
+    delete m_receiver;
     m_receiver = nullptr;
     m_thread = nullptr;
     QCOMPARE(Msg::live.load(), 0);
@@ -177,6 +198,12 @@ void tst_Copies::copiesPerEmission()
     QFETCH(int, copies);
     QFETCH(int, moves);
 
+#if defined(__SANITIZE_THREAD__)
+    // Qt's queued delivery hands its slot object and argument copies over through its posted-
+    // event list, which ThreadSanitizer cannot see (Qt is not instrumented).
+    if (path == Path::QtQueued)
+        QSKIP("Qt's own queued path: measured in the other builds");
+#endif
     Sender sender;
     const bool refSignal = shape == Shape::RefToRef || shape == Shape::RefToValue;
     const bool refSlot = shape == Shape::RefToRef || shape == Shape::ValueToRef;
@@ -304,11 +331,12 @@ void tst_Copies::invokeFunctor()
 
     // Calls from one thread to one receiver keep their order.
     std::vector<int> order;
-    QSemaphore done;
+    std::atomic<bool> done { false }; // an atomic, not a QSemaphore: TSan must see the hand-back
     for (int i = 0; i < 100; ++i)
         QVERIFY(QtFastConnect::invoke(m_receiver, [&order, i] { order.push_back(i); }));
-    QVERIFY(QtFastConnect::invoke(m_receiver, [&done] { done.release(); }));
-    QVERIFY(done.tryAcquire(1, 10000));
+    QVERIFY(QtFastConnect::invoke(m_receiver,
+                                  [&done] { done.store(true, std::memory_order_release); }));
+    QTRY_VERIFY(done.load(std::memory_order_acquire));
     QCOMPARE(int(order.size()), 100);
     for (int i = 0; i < 100; ++i)
         QCOMPARE(order[i], i);
@@ -348,16 +376,24 @@ void tst_Copies::droppedDeliveryDestroysArguments()
     QVERIFY(QtFastConnect::connect(&sender, &Sender::byRef, m_receiver, &Receiver::onRef));
     auto *helper = new QObject;
     helper->moveToThread(m_thread);
-    QSemaphore started, go;
-    Receiver *receiver = m_receiver;
     // Hold the receiver's thread, then delete the receiver there before it can see any call.
-    QMetaObject::invokeMethod(helper, [&started, &go, receiver, helper] {
-        started.release();
-        go.acquire();
-        delete receiver;
-        helper->deleteLater();
+    // Captureless, with atomics: ThreadSanitizer sees these hand-offs, not Qt's event queue.
+    static std::atomic<Receiver *> victim;
+    static std::atomic<QObject *> context;
+    static std::atomic<bool> started, go;
+    victim.store(m_receiver, std::memory_order_release);
+    context.store(helper, std::memory_order_release);
+    started = false;
+    go = false;
+    QMetaObject::invokeMethod(helper, [] {
+        started.store(true, std::memory_order_release);
+        while (!go.load(std::memory_order_acquire))
+            QThread::yieldCurrentThread();
+        delete victim.load(std::memory_order_acquire);
+        context.load(std::memory_order_acquire)->deleteLater();
     }, Qt::QueuedConnection);
-    QVERIFY(started.tryAcquire(1, 10000));
+    QTRY_VERIFY(started.load(std::memory_order_acquire));
+    Receiver *receiver = m_receiver;
     {
         Msg msg(3);
         for (int i = 0; i < 10; ++i) {
@@ -368,7 +404,7 @@ void tst_Copies::droppedDeliveryDestroysArguments()
     }
     QVERIFY(Msg::live > 0 && MoveOnly::live > 0); // waiting in the funnel
     m_receiver = nullptr;
-    go.release();
+    go.store(true, std::memory_order_release);
     QTRY_COMPARE(Msg::live.load(), 0);
     QTRY_COMPARE(MoveOnly::live.load(), 0);
 }

@@ -29,9 +29,12 @@ public:
 inline void deleteLaterInItsThread(QObject *object)
 {
 #if defined(__SANITIZE_THREAD__)
-    __tsan_release(object);
-    // Direct: runs in ~QObject, in the deleting thread, before the memory is freed.
-    QObject::connect(object, &QObject::destroyed, [object] { __tsan_acquire(object); });
+    // Posted before the deferred delete, so it runs first in that thread, before any
+    // destroyed() handler (a handler connected here would run after the earlier ones). No
+    // capture: reading one would itself race with this thread's write of it.
+    QMetaObject::invokeMethod(
+            object, [] { __tsan_acquire(QThread::currentThread()); }, Qt::QueuedConnection);
+    __tsan_release(object->thread());
 #endif
     object->deleteLater();
 }
