@@ -8,6 +8,7 @@
 
 #include <QtCore/private/qmetaobject_p.h>
 #include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qobject_p_p.h>
 #include <QtCore/private/qthread_p.h>
 
 QT_BEGIN_NAMESPACE
@@ -50,8 +51,15 @@ QT_BEGIN_NAMESPACE
     Qt::SingleShotConnection flags) into a ConnectionMode. A connect call refuses, with a
     warning, any option this release does not implement.
 
-    \value MoveArguments By-value signal parameters emitted as rvalues are moved into the call
-           instead of copied.
+    \value MoveArguments By-value signal parameters are moved into the call instead of copied
+           (\c{const T&} parameters are still copied once). Emitting with \c{std::move(arg)}
+           then costs no copy at all: Qt move-constructs the signal function's parameter,
+           the funnel moves it into the call and a by-value slot gets it moved again. The
+           connection must be the signal's only one, since any other would see the
+           moved-from value: connect refuses the option (warning, invalid connection) when the
+           signal already has a connection, and when another one is added later, each emission
+           copies instead of moving and the first prints a warning. Do not connect to the signal
+           from another thread while it is being emitted. See also QtFastConnect::invoke().
     \value CoalesceCalls Only the newest pending emission per connection is delivered: when
            the receiver's thread reaches an older call of the connection while a newer one is
            pending, it destroys the older call's arguments without running the slot and counts
@@ -127,13 +135,15 @@ QT_BEGIN_NAMESPACE
     QObject::disconnect() accepts. Any thread may call it.
 
     The arguments the slot consumes are copied once, in the emitting thread, when the signal is
-    emitted (a by-value slot parameter then receives the copy by move); the slot runs in the
-    thread \a receiver lives in when the call is delivered (it follows the receiver if it moves
-    to another thread). Pending calls are never run once \a receiver is destroyed; they are still
-    delivered after a disconnect or after \a sender is destroyed (sender() then returns
-    \nullptr), as with Qt::QueuedConnection.
+    emitted (a by-value slot parameter then receives the copy by move; with
+    QtFastConnect::MoveArguments in \a mode, by-value signal parameters are moved instead); the
+    slot runs in the thread \a receiver lives in when the call is delivered (it follows the
+    receiver if it moves to another thread). Pending calls are never run once \a receiver is
+    destroyed; they are still delivered after a disconnect or after \a sender is destroyed
+    (sender() then returns \nullptr), as with Qt::QueuedConnection.
 
-    Incompatible argument lists fail to compile, as with QObject::connect(). A null \a sender or
+    Incompatible argument lists fail to compile, as with QObject::connect(), and so do
+    non-copyable arguments (use QtFastConnect::invoke() for those). A null \a sender or
     \a receiver, a \a mode that is not a funnel connection or carries a flag this release does
     not support, a receiver without thread affinity, a receiver whose thread has finished or
     a stopped funnel print a warning and return an invalid connection. A receiver whose thread
@@ -185,7 +195,8 @@ static const char *classNameOf(const QObject *o)
 
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
 static constexpr int SupportedModeBits =
-        int(QtFastConnect::FunnelConnection) | int(QtFastConnect::CoalesceCalls);
+        (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
+         | QtFastConnect::CoalesceCalls).toInt();
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
 {
@@ -226,6 +237,16 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
                  classNameOf(sender), classNameOf(receiver), classNameOf(sender));
         return false;
     }
+    const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    if ((mode & QtFastConnect::MoveArguments)
+        && QObjectPrivate::get(const_cast<QObject *>(sender))
+                   ->isSignalConnected(signalIndex, false)) {
+        qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
+                 "the signal, and it already has one",
+                 classNameOf(sender), signal.methodSignature().constData(),
+                 classNameOf(receiver));
+        return false;
+    }
     QThreadData *td = QObjectPrivate::get(receiver)->threadData.loadAcquire();
     if (!td || !td->thread.loadAcquire()) {
         qWarning("QtFastConnect::connect(%s, %s): receiver %p has no thread affinity, so no "
@@ -253,10 +274,38 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
     so->core = core;
     so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
     so->sender = const_cast<QObject *>(sender);
-    so->signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    so->signalIndex = signalIndex;
     so->mode = mode | QtFastConnect::FunnelConnection;
     so->target.store(core->inboxFor(td), std::memory_order_release);
     return true;
+}
+
+// Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
+// relaxed loads of the atomic links, no lock. A disconnected entry not yet cleaned up has a null
+// receiver and does not count.
+bool mayMoveArguments(QFunnelSlotObject *so)
+{
+    using Connection = QObjectPrivate::Connection;
+    const QObjectPrivate::ConnectionData *cd =
+            QObjectPrivate::get(so->sender)->connections.loadRelaxed();
+    const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadRelaxed() : nullptr;
+    int live = 0;
+    if (vector && so->signalIndex < vector->count()) {
+        for (const Connection *c = vector->at(so->signalIndex).first.loadRelaxed(); c;
+             c = c->nextConnectionList.loadRelaxed()) {
+            if (c->receiver.loadRelaxed())
+                ++live;
+        }
+    }
+    const bool sole = live == 1 && !(vector && vector->at(-1).first.loadRelaxed());
+    if (Q_UNLIKELY(!sole) && !so->warnedShared.exchange(true, std::memory_order_relaxed)) {
+        const QMetaMethod signal = QMetaObjectPrivate::signal(so->sender->metaObject(),
+                                                              so->signalIndex);
+        qWarning("QtFastConnect: %s::%s has other connections besides a MoveArguments funnel "
+                 "connection; its arguments are copied instead of moved",
+                 so->sender->metaObject()->className(), signal.methodSignature().constData());
+    }
+    return sole;
 }
 
 } // namespace QtFastConnectPrivate

@@ -95,7 +95,9 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                                           SlotType::ArgumentCount>::Value>::Type;
     static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
                   "QtFastConnect::connect: every argument the slot consumes must be copyable, "
-                  "because the funnel stores a copy until the receiver's thread runs the slot.");
+                  "because the funnel stores a copy until the receiver's thread runs the slot; "
+                  "queue a move-only value with QtFastConnect::invoke(receiver, &Receiver::slot, "
+                  "std::move(value)) instead.");
     using SlotObj = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
                                                             typename SlotType::Arguments>;
     return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
@@ -125,7 +127,9 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                                           FunctorArgumentCount>::Value>::Type;
     static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
                   "QtFastConnect::connect: every argument the functor consumes must be copyable, "
-                  "because the funnel stores a copy until the context's thread runs it.");
+                  "because the funnel stores a copy until the context's thread runs it; "
+                  "queue a move-only value with QtFastConnect::invoke(context, functor, "
+                  "std::move(value)) instead.");
     using SlotObj = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
     return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
             funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), mode);

@@ -89,6 +89,7 @@ public:
     // CoalesceCalls: the newest call captured for this connection. Only the call it points to
     // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
     std::atomic<QFunnelCall *> latest { nullptr };
+    std::atomic<bool> warnedShared { false };    // MoveArguments: warned that it had to copy
 
 protected:
     ~QFunnelSlotObject();
@@ -204,28 +205,46 @@ public:
     QFunnelSlotObject *get() const noexcept { return m_so; }
 };
 
+// Under MoveArguments: whether the capture may move from the signal's arguments, i.e. whether
+// this connection is still the only one of its signal. When it is not, warns once per
+// connection and returns false (the capture then copies). Emitting thread, inside emit.
+Q_FASTCONNECT_EXPORT bool mayMoveArguments(QFunnelSlotObject *so);
+
 // Capture stage, template half: installed on the signal with Qt::DirectConnection, so it runs
-// inside emit in the emitting thread. Copies the arguments the slot consumes into a call and
-// posts it; no Qt lock is held and the receiver's thread is not touched.
+// inside emit in the emitting thread. Copies the arguments the slot consumes into a call (or,
+// under MoveArguments, moves the by-value ones) and posts it; no Qt lock is held and the
+// receiver's thread is not touched.
 template <typename SlotObj, typename SignalArgs, typename Stored> struct QFunnelCaptureFunctor;
 template <typename SlotObj, typename... SignalArgs, typename... Stored>
 struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>>
 {
     QFunnelSlotObjectRef slotObject;
 
-    template <std::size_t... I>
-    static QFunnelCall *makeCall(QFunnelSlotObject *so,
-                                 [[maybe_unused]] std::tuple<const std::remove_reference_t<SignalArgs> &...> refs,
+    // refs holds lvalues: const ones for const T& signal parameters, non-const ones for
+    // by-value parameters (Qt passes moc's storage, the signal function's own parameter).
+    template <bool Move, typename Refs, std::size_t... I>
+    static QFunnelCall *makeCall(QFunnelSlotObject *so, [[maybe_unused]] Refs &refs,
                                  std::index_sequence<I...>)
     {
         so->ref();
-        return new typename SlotObj::CallNode(so, std::get<I>(refs)...);
+        if constexpr (Move) // std::move of a const lvalue still copies, as it must
+            return new typename SlotObj::CallNode(so, std::move(std::get<I>(refs))...);
+        else
+            return new typename SlotObj::CallNode(so, std::as_const(std::get<I>(refs))...);
     }
-    void operator()(const std::remove_reference_t<SignalArgs> &...args) const
+    // A template so that Qt's FunctorCall hands over each argument with its own constness.
+    template <typename... A>
+    void operator()(A &&...args) const
     {
+        static_assert(sizeof...(A) == sizeof...(SignalArgs));
         QFunnelSlotObject *so = slotObject.get();
-        so->post(makeCall(so, std::forward_as_tuple(args...),
-                          std::index_sequence_for<Stored...>{}));
+        auto refs = std::forward_as_tuple(args...);
+        QFunnelCall *call;
+        if (Q_UNLIKELY(so->mode & QtFastConnect::MoveArguments) && mayMoveArguments(so))
+            call = makeCall<true>(so, refs, std::index_sequence_for<Stored...>{});
+        else
+            call = makeCall<false>(so, refs, std::index_sequence_for<Stored...>{});
+        so->post(call);
     }
 };
 

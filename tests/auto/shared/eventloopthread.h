@@ -7,6 +7,8 @@
 #include <QtCore/qobject.h>
 #include <QtCore/qthread.h>
 
+#include <atomic>
+
 #if defined(__SANITIZE_THREAD__)
 #  include <sanitizer/tsan_interface.h>
 #endif
@@ -25,13 +27,24 @@ public:
 
 // deleteLater() for an object living in an EventLoopThread: it is destroyed there, after
 // everything the calling thread did to it. That order comes from Qt's post-event list, which
-// ThreadSanitizer cannot see (Qt is not instrumented), so it is annotated here as well.
+// ThreadSanitizer cannot see (Qt is not instrumented), so it is annotated here as well: the
+// object's thread acquires before the deferred delete is even posted, so before any destroyed()
+// handler runs, and even if the thread quits before its event loop gets to the delete.
 inline void deleteLaterInItsThread(QObject *object)
 {
 #if defined(__SANITIZE_THREAD__)
-    __tsan_release(object);
-    // Direct: runs in ~QObject, in the deleting thread, before the memory is freed.
-    QObject::connect(object, &QObject::destroyed, [object] { __tsan_acquire(object); });
+    static std::atomic<unsigned> acquired { 0 };
+    if (object->thread() != QThread::currentThread()) {
+        const unsigned before = acquired.load(std::memory_order_relaxed);
+        // No capture: reading one would itself race with this thread's write of it.
+        QMetaObject::invokeMethod(object, [] {
+            __tsan_acquire(QThread::currentThread());
+            acquired.fetch_add(1, std::memory_order_release);
+        }, Qt::QueuedConnection);
+        __tsan_release(object->thread());
+        while (acquired.load(std::memory_order_acquire) == before)
+            QThread::yieldCurrentThread();
+    }
 #endif
     object->deleteLater();
 }

@@ -1,0 +1,192 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfastinvoke.h"
+#include "qfunnel_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelreceiverguard_p.h"
+
+#include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qthread_p.h>
+
+QT_BEGIN_NAMESPACE
+
+/*!
+    \fn template <typename Func, typename... Args> bool QtFastConnect::invoke(const typename QtPrivate::FunctionPointer<Func>::Object *receiver, Func slot, Args &&...args)
+
+    Queues a call of \a slot on \a receiver with \a args through QFunnel::globalInstance(), and
+    returns \c true; the slot runs later in the thread \a receiver lives in (it follows the
+    receiver if that moves to another thread), like QMetaObject::invokeMethod() with
+    Qt::QueuedConnection, which Qt 6.4 offers only for functors without arguments.
+
+    Each argument is stored once, in the calling thread, as its decayed type: an rvalue is
+    moved, an lvalue copied; the slot then receives the stored argument by move for a by-value
+    parameter, by reference for a \c{const T&} one. \c{invoke(r, &R::slot, std::move(msg))}
+    therefore makes no copy of \c msg at all, and move-only types such as \c std::unique_ptr
+    work (an lvalue of a move-only type fails to compile with a message that asks for
+    std::move()). Calls from one thread to one receiver run in the order they were made.
+
+    If \a receiver is destroyed before the call runs, the slot is not called and the arguments
+    are destroyed (in the receiver's last thread). sender() returns \nullptr in the slot.
+
+    Any thread may call it. A null \a receiver, a receiver without thread affinity or a stopped
+    funnel print a warning and return \c false; arguments the slot cannot take fail to compile.
+    When the funnel is full the call waits for room (backpressure), as an emission does.
+
+    The first invoke from a thread to a receiver sets up a slot object that later invokes from
+    that thread to that receiver reuse; each invoke then costs one pooled call node.
+*/
+
+/*!
+    \fn template <typename Func, typename... Args> bool QtFastConnect::invoke(const QObject *context, Func &&functor, Args &&...args)
+    \overload
+
+    Queues a call of \a functor with \a args, run in the thread of \a context. The functor is
+    stored with the call (moved if it is an rvalue) and destroyed after it ran, or when
+    \a context was destroyed first.
+*/
+
+/*!
+    \fn template <typename Func, typename... Args> bool QtFastConnect::invoke(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func>::Object *receiver, Func slot, Args &&...args)
+    \overload
+
+    Delivers through \a funnel instead of the global funnel. A null \a funnel prints a warning
+    and returns \c false.
+*/
+
+/*!
+    \fn template <typename Func, typename... Args> bool QtFastConnect::invoke(QFunnel *funnel, const QObject *context, Func &&functor, Args &&...args)
+    \overload
+
+    Queues a call of \a functor with \a args, run in the thread of \a context, through
+    \a funnel.
+*/
+
+namespace QtFastConnectPrivate {
+
+namespace {
+
+// The slot object behind invokes: the callable travels in each call, so this one only routes.
+class QFunnelInvokeSlot final : public QFunnelSlotObject
+{
+public:
+    QFunnelInvokeSlot() : QFunnelSlotObject(&impl) {}
+
+private:
+    ~QFunnelInvokeSlot() = default;
+    static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
+    {
+        switch (op) {
+        case Call:
+            static_cast<QFunnelInvokeCall *>(c)->fn(receiver, static_cast<QFunnelInvokeCall *>(c));
+            break;
+        case DestroyCall:
+            static_cast<QFunnelInvokeCall *>(c)->fn(nullptr, static_cast<QFunnelInvokeCall *>(c));
+            break;
+        case DestroySelf:
+            delete static_cast<QFunnelInvokeSlot *>(self);
+            break;
+        }
+    }
+};
+
+// The calling thread's recently used invoke slot objects, each holding a reference. A handful
+// of entries covers the usual "a worker reports to one or two receivers"; a miss costs the
+// connect-time set-up (a registry lookup and an allocation).
+class InvokeSlotCache
+{
+public:
+    ~InvokeSlotCache()
+    {
+        for (Entry &e : m_entries) {
+            if (e.slotObject)
+                e.slotObject->deref();
+        }
+    }
+
+    QFunnelSlotObject *find(QFunnelCore *core, const QObject *receiver)
+    {
+        for (Entry &e : m_entries) {
+            if (e.core != core || e.receiver != receiver)
+                continue;
+            // A dead receiver's address may belong to a new object by now: check the guard.
+            if (!core->isStopped() && e.slotObject->guard->state().receiver == receiver)
+                return e.slotObject;
+            release(e);
+            return nullptr;
+        }
+        return nullptr;
+    }
+
+    void insert(QFunnelCore *core, const QObject *receiver, QFunnelSlotObject *so)
+    {
+        Entry &e = m_entries[m_next];
+        m_next = (m_next + 1) % Size;
+        release(e);
+        e = { core, receiver, so };
+    }
+
+private:
+    static constexpr int Size = 8;
+    struct Entry
+    {
+        QFunnelCore *core = nullptr;
+        const QObject *receiver = nullptr;
+        QFunnelSlotObject *slotObject = nullptr;
+    };
+    static void release(Entry &e)
+    {
+        if (e.slotObject)
+            e.slotObject->deref();
+        e = Entry();
+    }
+
+    Entry m_entries[Size];
+    int m_next = 0;
+};
+
+thread_local InvokeSlotCache t_invokeSlots;
+
+const char *classNameOf(const QObject *o)
+{
+    return o ? o->metaObject()->className() : "(nullptr)";
+}
+
+} // namespace
+
+QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
+{
+    if (Q_UNLIKELY(!funnel || !receiver)) {
+        qWarning("%s(%s): invalid nullptr parameter (%s)", where, classNameOf(receiver),
+                 !funnel ? "funnel" : "receiver");
+        return nullptr;
+    }
+    QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
+    if (QFunnelSlotObject *so = t_invokeSlots.find(core, receiver)) {
+        so->ref(); // the call's
+        return so;
+    }
+    if (core->isStopped()) {
+        qWarning("%s(%s): the funnel has stopped (its QFunnel was destroyed, or the application "
+                 "is shutting down)", where, classNameOf(receiver));
+        return nullptr;
+    }
+    QThreadData *td = QObjectPrivate::get(receiver)->threadData.loadAcquire();
+    if (!td || !td->thread.loadAcquire()) {
+        qWarning("%s(%s): receiver %p has no thread affinity, so no thread could run the call",
+                 where, classNameOf(receiver), static_cast<const void *>(receiver));
+        return nullptr;
+    }
+    auto *so = new QFunnelInvokeSlot;
+    core->ref();
+    so->core = core;
+    so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
+    so->target.store(core->inboxFor(td), std::memory_order_release);
+    t_invokeSlots.insert(core, receiver, so); // the cache keeps the initial reference
+    so->ref(); // the call's
+    return so;
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
