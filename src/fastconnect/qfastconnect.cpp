@@ -131,7 +131,8 @@ static const char *classNameOf(const QObject *o)
 }
 
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
-static constexpr int SupportedModeBits = QtFastConnect::FunnelConnection;
+static constexpr int SupportedModeBits = int(QtFastConnect::FunnelConnection)
+        | int(Qt::UniqueConnection) | int(Qt::SingleShotConnection);
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
 {

@@ -244,9 +244,11 @@ QMetaObject::Connection connectSlotObject(QFunnel *funnel,
                            receiver, so, mode.toInt())) {
         return QMetaObject::Connection();
     }
+    // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit.
     return QObject::connect(sender, signal, receiver,
                             QFunnelCaptureFunctor<SlotObj, SignalArgs, Stored>{ std::move(ref) },
-                            Qt::DirectConnection);
+                            Qt::ConnectionType(Qt::DirectConnection
+                                               | (mode.toInt() & Qt::SingleShotConnection)));
 }
 
 template <typename L> struct QFunnelDecayList;

@@ -31,6 +31,8 @@ public:
     quint64 overCapacityCalls() const;
     quint64 droppedCalls() const;
 
+    void flush();
+
 private:
     Q_DISABLE_COPY_MOVE(QFunnel)
 };

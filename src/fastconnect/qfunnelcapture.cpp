@@ -120,11 +120,13 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
         c->countDropped();
         return;
     }
-    if (c->relay().isIdle() && lane->canBypassRelay()) {
+    if (lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
-        // queued connection, instead of paying a relay wake-up on top.
+        // queued connection, instead of paying a relay wake-up on top. An emission from the
+        // receiver's own thread always goes straight there, so that, as with Qt, the thread's
+        // next event loop pass runs it.
         QFunnelInbox *inbox = target.load(std::memory_order_acquire);
-        if (inbox->isIdle()) {
+        if ((c->relay().isIdle() && inbox->isIdle()) || inbox->isCurrentThread()) {
             inbox->push(call, call);
             return;
         }

@@ -3,6 +3,7 @@
 
 #include "qfunnelcore_p.h"
 #include "qfunneldelivery_p.h"
+#include "qfunnelflush_p.h"
 
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qthread.h>
@@ -58,6 +59,10 @@ void QFunnelCore::sweepStoppedQueue()
         for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);) {
             if (!b)
                 continue;
+            if (QFunnelFlushMarker::is(b)) {
+                static_cast<QFunnelFlushMarker *>(b)->complete();
+                continue;
+            }
             // The relay's protocol, minus the delivery: its producer may still be appending.
             quint32 done = 0;
             for (;;) {

@@ -50,6 +50,8 @@ public:
     void push(QFunnelCall *top, QFunnelCall *bottom);
 
     QThreadData *receiverThreadData() const noexcept { return m_threadData; }
+    // True in the thread this inbox delivers in.
+    bool isCurrentThread() const noexcept;
 
     // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now, unless
     // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
