@@ -126,6 +126,12 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
     template <std::size_t... I>
     void call(QObject *receiver, [[maybe_unused]] CallType *c, std::index_sequence<I...>)
     {
+        // As with Qt's queued calls: a receiver whose subclass is already destroyed (events
+        // pumped from a base class destructor) does not run that subclass's slot.
+        if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
+            if (Q_UNLIKELY(!receiver->metaObject()->inherits(&Object::staticMetaObject)))
+                return;
+        }
         (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
     }
     static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
