@@ -69,6 +69,18 @@ QT_BEGIN_NAMESPACE
     \endcode
     The Qt::ConnectionType part must be Qt::AutoConnection (0): a funnel connection is never
     direct, queued through Qt or blocking. Any thread may build one; it is a plain value.
+
+    Qt's flags behave as with Qt::QueuedConnection:
+    \list
+    \li Qt::SingleShotConnection: the connection is cut at the first emission (atomically, if
+        several threads emit at once); that emission is delivered, later ones are not, and the
+        returned handle is invalid once the first emission returned.
+    \li Qt::UniqueConnection: the connect fails, returning an invalid handle without a warning,
+        if a funnel connection with the same sender, signal, receiver and slot exists (a slot
+        given as a member function pointer, by name or by QMetaMethod; each form is compared
+        only with itself, as in Qt). Connections made with QObject::connect() are not
+        considered. With a functor it prints a warning and fails, as QObject::connect() does.
+    \endlist
 */
 
 /*!

@@ -372,6 +372,25 @@ bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal,
 }
 
 /*!
+    \fn template <typename Func1, typename Func2> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
+    \overload
+
+    Disconnects the funnel connections from \a signal of \a sender to the member function
+    \a slot of \a receiver made with the pointer-to-member-function overload of connect().
+    Unlike QObject::disconnect() with the same arguments, which cannot see funnel connections
+    (it would compare \a slot with the funnel's internal functor), it finds them.
+*/
+
+/*!
+    \fn template <typename Func1> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *receiver, std::nullptr_t slot)
+    \overload
+
+    Disconnects every funnel connection from \a signal of \a sender to \a receiver (any
+    receiver or context if it is \nullptr), whatever the slot or functor. \a slot must be
+    \nullptr.
+*/
+
+/*!
     \fn bool QtFastConnect::disconnect(const QMetaObject::Connection &connection)
     \overload
 

@@ -446,13 +446,13 @@ void tst_Conformance::s09_argumentMatrix()
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onNone, onNone()));  // consumes 0 of 1
     QObject o;
     int x = 0;
-    Q_EMIT s.nine(-1, Q_INT64_C(-1) << 40, Q_UINT64_C(1) << 63, QStringLiteral("text"), &o,
+    Q_EMIT s.nine(-1, -(Q_INT64_C(1) << 40), Q_UINT64_C(1) << 63, QStringLiteral("text"), &o,
                   QPointer<QObject>(&o), QSharedPointer<int>::create(9), QList<int *>{ &x }, 2.5);
     s.emitNone();
     s.emitValue(1);
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 3);
-    const QVariantList expected = { -1, Q_INT64_C(-1) << 40, Q_UINT64_C(1) << 63,
+    const QVariantList expected = { -1, -(Q_INT64_C(1) << 40), Q_UINT64_C(1) << 63,
                                     QStringLiteral("text"), QVariant::fromValue(&o),
                                     QVariant::fromValue(&o), 9, QVariant::fromValue(&x), 2.5 };
     QCOMPARE(r.nineArgs, expected);
