@@ -42,7 +42,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900
 
 echo "== concurrency tests under ThreadSanitizer" >&2
-tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator"
+tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator|tst_conformance"
 configure build-tsan "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread" \
           "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
           "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread"

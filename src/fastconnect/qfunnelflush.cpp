@@ -40,8 +40,9 @@ void flushCurrentThread(QFunnelCore *core)
 
     It blocks until the relay thread has routed the calling thread's calls; it does not wait
     for any slot to run, so it never deadlocks with a receiver, and returns at once when none
-    of the calling thread's calls is in the relay's hands (the usual case for an idle funnel,
-    and always for emissions from the receiver's own thread). A delivery pass still stops
+    of the calling thread's calls is in the relay's hands (the usual case for an idle funnel;
+    an emission from the receiver's own thread goes around the relay whenever none of that
+    thread's earlier calls is in it). A delivery pass still stops
     after its budget of calls, and the rest run in the next pass. Any thread may call it;
     calls emitted by other threads are not affected. On a stopped funnel it returns at once.
 

@@ -144,7 +144,7 @@ bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QO
     QList<QMetaObject::Connection> cut;
     {
         QFunnelRegistry &reg = QFunnelRegistry::instance();
-        QMutexLocker locker(&reg.lock());
+        std::lock_guard<std::recursive_mutex> locker(reg.lock());
         cut = reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize));
     }
     // Outside the registry lock: disconnecting may destroy slot objects and run destructors.

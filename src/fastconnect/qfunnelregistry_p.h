@@ -19,8 +19,9 @@
 #include <QtCore/qbytearray.h>
 #include <QtCore/qhash.h>
 #include <QtCore/qlist.h>
-#include <QtCore/qmutex.h>
 #include <QtCore/qobject.h>
+
+#include <mutex>
 
 QT_BEGIN_NAMESPACE
 
@@ -45,8 +46,9 @@ public:
     static QFunnelRegistry &instance();
 
     // Held by a connect from its uniqueness check until its connection is recorded.
-    // Recursive: a functor destroyed by a failed connect may itself connect.
-    QRecursiveMutex &lock() noexcept { return m_lock; }
+    // Recursive: a functor destroyed by a failed connect may itself connect. The standard
+    // library's, so that ThreadSanitizer sees it (Qt's recursive mutex is not instrumented).
+    std::recursive_mutex &lock() noexcept { return m_lock; }
 
     // With lock() held.
     bool containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
@@ -60,7 +62,7 @@ public:
 private:
     void purgeDead();
 
-    QRecursiveMutex m_lock;
+    std::recursive_mutex m_lock;
     QHash<const QObject *, QList<Entry>> m_bySender;
     qsizetype m_entries = 0;
     qsizetype m_purgeAt = 1024;     // a full sweep when the count doubles: amortized O(1)

@@ -94,11 +94,11 @@ public:
     QObject *currentSender() const { return sender(); }
     void record()
     {
-        ++calls;
-        ++totalCalls;
         thread_ = QThread::currentThread();
         lastSender = sender();
         lastSignalIndex = senderSignalIndex();
+        ++totalCalls;
+        ++calls;   // last: a reader that sees the count sees the rest
     }
 
 public Q_SLOTS:
@@ -207,6 +207,39 @@ static QMetaObject::Connection connectVia(int path, Sender *s, Sig sig, const ch
     connectVia(path, s, &Sender::sig, SIGNAL(sigText), r, &std::remove_pointer_t<decltype(r)>::slot, \
                SLOT(slotText), ##__VA_ARGS__)
 
+// A QThread started again after it finished. Its wait() synchronizes inside Qt, where
+// ThreadSanitizer cannot see it; the annotations order the two runs for it.
+class RestartableThread : public QThread
+{
+public:
+    void stop()
+    {
+        quit();
+        wait();
+#if defined(__SANITIZE_THREAD__)
+        __tsan_acquire(this);
+#endif
+    }
+
+protected:
+    void run() override
+    {
+        QThread::run();
+#if defined(__SANITIZE_THREAD__)
+        __tsan_release(this);
+#endif
+    }
+};
+
+// Deletes a receiver in its own thread, its connections from s cut first in this thread:
+// ~QObject would otherwise read s from that thread under Qt's locks, which ThreadSanitizer
+// cannot see (Qt is not instrumented). Pending calls are unaffected.
+static void deleteReceiverInItsThread(Sender &s, QObject *r)
+{
+    QObject::disconnect(&s, nullptr, r, nullptr);
+    deleteLaterInItsThread(r);
+}
+
 // Delivers what the receiver's thread has pending; the funnel rows first make the emitting
 // thread's calls visible to that pass (the documented difference of scenario 2).
 static void flushIfFunnel(int path)
@@ -236,6 +269,12 @@ class tst_Conformance : public QObject
 private Q_SLOTS:
     void init()
     {
+#if defined(__SANITIZE_THREAD__)
+        // Qt hands its queued calls over under futex-based locks that ThreadSanitizer cannot
+        // see (Qt is not instrumented); the reference rows run in the other builds.
+        if (path() == QtQueued)
+            QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+#endif
         Receiver::totalCalls = 0;
         CountedValue::resetCounters();
     }
@@ -299,21 +338,23 @@ void tst_Conformance::s02_emitHappensBeforeNextPump()
     Receiver r;
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int)));
     const int p = path();
+    // Fewer calls than a delivery pass checks its time budget after (128), so that one pass
+    // runs them all however loaded the machine is; most go through the relay.
     std::thread producer([&] {
-        for (int i = 0; i < 2000; ++i)
+        for (int i = 0; i < 100; ++i)
             s.emitValue(i);
         flushIfFunnel(p);   // funnel: the documented way to get Qt's guarantee
     });
     producer.join();
     QCoreApplication::processEvents();   // one pass, no waiting
-    QCOMPARE(r.calls.load(), 2000);
+    QCOMPARE(r.calls.load(), 100);
 }
 
 void tst_Conformance::s03_slotRunsInReceiverThread()
 {
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QVERIFY(CONNECT_VIA(path(), &s, none, none(), r, onNone, onNone()));
@@ -321,14 +362,14 @@ void tst_Conformance::s03_slotRunsInReceiverThread()
     s.emitNone();
     QTRY_COMPARE(r->calls.load(), 2);
     QCOMPARE(r->thread_.load(), &t);
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s04_exactlyOnceFifoPerProducer()
 {
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QVERIFY(CONNECT_VIA(path(), &s, seq, seq(int,quint64), r, onSeq, onSeq(int,quint64)));
@@ -345,7 +386,7 @@ void tst_Conformance::s04_exactlyOnceFifoPerProducer()
         p.join();
     QTRY_COMPARE(r->calls.load(), int(Producers * PerProducer));
     QCOMPARE(r->outOfOrder, 0);   // read after the last call: synchronized by calls
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s05_connectionOrder()
@@ -413,9 +454,9 @@ void tst_Conformance::s07_implicitlyShared()
 
 void tst_Conformance::s08_noLockAroundUserCode()
 {
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QMetaObject::Connection c =
@@ -431,7 +472,7 @@ void tst_Conformance::s08_noLockAroundUserCode()
     QVERIFY(CONNECT_VIA(path(), &s, play, play(PlayWithObjects), r2, onPlay, onPlay(PlayWithObjects)));
     Q_EMIT s.play(PlayWithObjects());
     delete r2;
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s09_argumentMatrix()
@@ -544,9 +585,9 @@ void tst_Conformance::s11_disconnectAfterEmit()
 
 void tst_Conformance::s11_disconnectRacesEmit()
 {
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QMetaObject::Connection c = CONNECT_VIA(path(), &s, counted, counted(CountedValue), r,
@@ -567,7 +608,7 @@ void tst_Conformance::s11_disconnectRacesEmit()
     // Each emission delivered or dropped, never both; every copy freed (checked in cleanup).
     QTRY_COMPARE(CountedValue::live.load(), 0);
     QVERIFY(r->calls.load() >= 500 && r->calls.load() <= 3000);
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s12_receiverDeletedWithPending()
@@ -586,14 +627,13 @@ void tst_Conformance::s12_receiverDeletedWithPending()
 
     // Pending for a receiver whose thread has finished, deleted from main.
     {
-        QThread t;
+        RestartableThread t;
         auto *r2 = new Receiver;
         r2->moveToThread(&t);
         QVERIFY(CONNECT_VIA(path(), &s, counted, counted(CountedValue), r2, onCounted,
                             onCounted(CountedValue)));
         t.start();
-        t.quit();
-        t.wait();
+        t.stop();
         for (int i = 0; i < 100; ++i)
             Q_EMIT s.counted(CountedValue(i));
         if (path() != QtQueued)
@@ -605,8 +645,7 @@ void tst_Conformance::s12_receiverDeletedWithPending()
             QCOMPARE(CountedValue::live.load(), 100);
             t.start();
             QTRY_COMPARE(CountedValue::live.load(), 0);
-            t.quit();
-            t.wait();
+            t.stop();
         }
     }
     QCOMPARE(Receiver::totalCalls.load(), 0);
@@ -681,9 +720,9 @@ void tst_Conformance::s15_senderDeletedBeforeDelivery()
 
 void tst_Conformance::s16_senderInSlot()
 {
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), r, onValue, onValue(int)));
@@ -692,7 +731,7 @@ void tst_Conformance::s16_senderInSlot()
     QCOMPARE(r->lastSender.load(), &s);
     QCOMPARE(r->lastSignalIndex.load(), QMetaMethod::fromSignal(&Sender::value).methodIndex());
     QCOMPARE(r->currentSender(), nullptr);   // outside a slot
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s17_contextAndFunctorLifetime()
@@ -731,11 +770,11 @@ void tst_Conformance::s17_contextAndFunctorLifetime()
 
 void tst_Conformance::s18_receiverMoved()
 {
+    Sender s;   // outlives the threads, so the receivers are deleted before it
     EventLoopThread t1;
     EventLoopThread t2;
     t1.start();
     t2.start();
-    Sender s;
     auto *r = new Receiver;
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), r, onValue, onValue(int)));
     s.emitValue(1);
@@ -744,7 +783,10 @@ void tst_Conformance::s18_receiverMoved()
     QTRY_COMPARE(r->calls.load(), 1);
     QCOMPARE(r->thread_.load(), &t1);
 
-    // Repeated migrations, driven by the receiver itself, with calls in flight.
+#if !defined(__SANITIZE_THREAD__)
+    // Repeated migrations, driven by the receiver itself, with calls in flight. Not under
+    // ThreadSanitizer: what orders the threads' uses of the receiver is moveToThread()'s
+    // locking inside Qt, which it cannot see.
     auto *m = new Receiver;
     m->migrateEvery = 100;
     m->other[0] = &t1;
@@ -761,14 +803,15 @@ void tst_Conformance::s18_receiverMoved()
     // across repeated moves racing new emissions; see the README.
     if (path() == QtQueued)
         QCOMPARE(m->outOfOrder, 0);
-    deleteLaterInItsThread(m);
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, m);
+#endif
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s19_threadNotRunning()
 {
     Sender s;
-    QThread t;
+    RestartableThread t;
     auto *r = new Receiver;
     r->moveToThread(&t);    // not started yet
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), r, onValue, onValue(int)));
@@ -779,8 +822,7 @@ void tst_Conformance::s19_threadNotRunning()
     t.start();
     QTRY_COMPARE(r->calls.load(), 1);
     QCOMPARE(r->thread_.load(), &t);
-    t.quit();
-    t.wait();               // finished: calls wait until it is started again
+    t.stop();               // finished: calls wait until it is started again
     s.emitValue(2);
     flushIfFunnel(path());
     QTest::qWait(20);
@@ -788,8 +830,7 @@ void tst_Conformance::s19_threadNotRunning()
     t.start();
     QTRY_COMPARE(r->calls.load(), 2);
     QCOMPARE(r->lastValue.load(), 2);
-    t.quit();
-    t.wait();
+    t.stop();
     delete r;
 }
 
@@ -928,9 +969,9 @@ void tst_Conformance::s24_reEmitOncePerPass()
 void tst_Conformance::s25_wakeUp()
 {
     // The receiver's thread is idle in exec(); emissions from many producers wake it.
+    Sender s;   // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
-    Sender s;
     auto *r = new Receiver;
     r->moveToThread(&t);
     QVERIFY(CONNECT_VIA(path(), &s, none, none(), r, onNone, onNone()));
@@ -942,7 +983,7 @@ void tst_Conformance::s25_wakeUp()
             p.join();
         QTRY_COMPARE(r->calls.load(), 4 * round);   // no lost wake-up
     }
-    deleteLaterInItsThread(r);
+    deleteReceiverInItsThread(s, r);
 }
 
 void tst_Conformance::s27_threadFinished()
@@ -984,7 +1025,7 @@ void tst_Conformance::s30_stress()
 {
     Sender s;
     {
-        QThread t;
+        RestartableThread t;
         t.start();
         auto *r = new Receiver;
         r->moveToThread(&t);
@@ -993,8 +1034,7 @@ void tst_Conformance::s30_stress()
         for (int i = 0; i < 10000; ++i)
             Q_EMIT s.counted(CountedValue(i));
         flushIfFunnel(path());
-        t.quit();
-        t.wait();
+        t.stop();
         delete r;   // from main, with whatever is left pending
         QVERIFY(Receiver::totalCalls.load() <= 10000);
         if (path() != QtQueued) {
@@ -1002,14 +1042,13 @@ void tst_Conformance::s30_stress()
             // receiver when its thread runs again, or when the funnel stops.
             t.start();
             QTRY_COMPARE(CountedValue::live.load(), 0);
-            t.quit();
-            t.wait();
+            t.stop();
         }
     }
     QTRY_COMPARE(CountedValue::live.load(), 0);
     QVERIFY(Receiver::totalCalls.load() <= 10000);
 
-    // 300 objects in a thread, deleted from another thread's pool of work, watched by QPointers.
+    // 300 objects in a thread, deleted there while QPointers in this thread watch them.
     EventLoopThread t;
     t.start();
     std::vector<QPointer<Receiver>> watches;
@@ -1020,8 +1059,9 @@ void tst_Conformance::s30_stress()
         watches.emplace_back(r);
     }
     s.emitNone();
+    QObject::disconnect(&s, nullptr, nullptr, nullptr);   // see deleteReceiverInItsThread()
     for (auto &w : watches)
-        QMetaObject::invokeMethod(w.data(), [o = w.data()] { delete o; }, Qt::QueuedConnection);
+        deleteLaterInItsThread(w.data());   // deleted in their thread, watched from here
     for (auto &w : watches)
         QTRY_VERIFY(w.isNull());
     QVERIFY(Receiver::totalCalls.load() <= 10000 + 300);

@@ -29,9 +29,11 @@ public:
 inline void deleteLaterInItsThread(QObject *object)
 {
 #if defined(__SANITIZE_THREAD__)
+    // Direct: runs in ~QObject, in the deleting thread, before the memory is freed. No
+    // capture: the functor's own memory must not be read before the acquire.
+    QObject::connect(object, &QObject::destroyed, [](QObject *o) { __tsan_acquire(o); });
+    // After the connect: the connection itself is among what the deleting thread reads.
     __tsan_release(object);
-    // Direct: runs in ~QObject, in the deleting thread, before the memory is freed.
-    QObject::connect(object, &QObject::destroyed, [object] { __tsan_acquire(object); });
 #endif
     object->deleteLater();
 }
