@@ -76,7 +76,7 @@ namespace QtFastConnectPrivate {
 // Records a funnel connection for Qt::UniqueConnection and for disconnect by slot, which Qt
 // cannot answer for us (it only sees the capture functor). slotKey identifies the slot
 // (a member function pointer's bytes, a method index; nullptr for a functor, which matches
-// nothing). A Unique connect holds the registry from the check until record().
+// nothing). A Unique connect holds the registry from its check until record().
 class Q_FASTCONNECT_EXPORT QFunnelConnectScope
 {
     Q_DISABLE_COPY_MOVE(QFunnelConnectScope)
@@ -94,6 +94,7 @@ private:
     const QObject *m_receiver;
     int m_signalIndex;
     bool m_refused = false;
+    bool m_locked = false;
     QByteArray m_slotKey;
 };
 

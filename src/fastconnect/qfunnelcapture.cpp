@@ -4,6 +4,7 @@
 #include "qfunnelcapture_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunneldelivery_p.h"
+#include "qfunnelflush_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -130,6 +131,14 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
             inbox->push(call, call);
             return;
         }
+    } else if (QFunnelInbox *inbox = target.load(std::memory_order_acquire);
+               Q_UNLIKELY(inbox->isCurrentThread())) {
+        // The receiver's own thread, with earlier calls of this thread still in the relay:
+        // once the relay has routed them, the call may go straight there, so that this
+        // thread's next event loop pass runs it, as with Qt.
+        flushCurrentThread(c);
+        inbox->push(call, call);
+        return;
     }
     lane->append(call);
     // stop() sweeps the queue after the relay's last round; a call queued after that sweep is

@@ -45,8 +45,14 @@ void QFunnelCore::stop()
     wakeBlockedProducers();
     m_relay.stopAndJoin();
     sweepStoppedQueue();
-    QMutexLocker locker(&m_inboxLock);
-    for (QFunnelInbox *inbox : std::as_const(m_inboxes))
+    // Dropping runs argument and functor destructors (user code, which may connect): not
+    // under the inbox lock. Inboxes live as long as the core, so the copy stays valid.
+    QList<QFunnelInbox *> inboxes;
+    {
+        QMutexLocker locker(&m_inboxLock);
+        inboxes = m_inboxes.values();
+    }
+    for (QFunnelInbox *inbox : std::as_const(inboxes))
         inbox->dropPendingOnStop();
 }
 

@@ -96,12 +96,14 @@ QFunnelConnectScope::QFunnelConnectScope(const QObject *sender, const QMetaMetho
     : m_sender(sender), m_receiver(receiver),
       m_signalIndex(signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1)
 {
-    QFunnelRegistry &reg = QFunnelRegistry::instance();
-    reg.lock().lock();
     m_slotKey = makeSlotKey(kind, slotKey, keySize);
     if (!sender || !receiver || m_signalIndex < 0)
         return; // the connect itself reports it
     if (mode.testFlag(Qt::UniqueConnection)) {
+        // Held until record(): the check and the insertion are one step for other connects.
+        QFunnelRegistry &reg = QFunnelRegistry::instance();
+        reg.lock().lock();
+        m_locked = true;
         if (m_slotKey.isEmpty()) {
             qWarning("QtFastConnect::connect(%s, %s): unique connections require a pointer to "
                      "member function of a QObject subclass, or a method given by name or by "
@@ -116,14 +118,16 @@ QFunnelConnectScope::QFunnelConnectScope(const QObject *sender, const QMetaMetho
 
 QFunnelConnectScope::~QFunnelConnectScope()
 {
-    QFunnelRegistry::instance().lock().unlock();
+    if (m_locked)
+        QFunnelRegistry::instance().lock().unlock();
 }
 
 QMetaObject::Connection QFunnelConnectScope::record(QMetaObject::Connection c)
 {
     if (c) {
-        QFunnelRegistry::instance().add(
-                m_sender, QFunnelRegistry::Entry{ m_signalIndex, m_receiver, m_slotKey, c });
+        QFunnelRegistry &reg = QFunnelRegistry::instance();
+        std::lock_guard<std::recursive_mutex> locker(reg.lock());
+        reg.add(m_sender, QFunnelRegistry::Entry{ m_signalIndex, m_receiver, m_slotKey, c });
     }
     return c;
 }

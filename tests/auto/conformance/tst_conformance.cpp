@@ -330,6 +330,21 @@ void tst_Conformance::s01_sameThreadDeferred()
     QCOMPARE(r.lastValue.load(), 7);
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 1);
+
+    // Also right after this thread filled the funnel's relay with calls to another thread.
+    EventLoopThread t;
+    t.start();
+    auto *far = new Receiver;
+    far->moveToThread(&t);
+    QVERIFY(CONNECT_VIA(path(), &s, none, none(), far, onNone, onNone()));
+    for (int i = 0; i < 1500; ++i)
+        s.emitNone();
+    s.emitValue(8);
+    QCoreApplication::processEvents();
+    QCOMPARE(r.calls.load(), 2);
+    QCOMPARE(r.lastValue.load(), 8);
+    QTRY_COMPARE(far->calls.load(), 1500);
+    deleteReceiverInItsThread(s, far);
 }
 
 void tst_Conformance::s02_emitHappensBeforeNextPump()
