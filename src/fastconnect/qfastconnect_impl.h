@@ -129,8 +129,11 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
         // As with Qt's queued calls: a receiver whose subclass is already destroyed (events
         // pumped from a base class destructor) does not run that subclass's slot.
         if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
-            if (Q_UNLIKELY(!receiver->metaObject()->inherits(&Object::staticMetaObject)))
+            const QMetaObject *mo = receiver->metaObject();
+            if (Q_UNLIKELY(mo != &Object::staticMetaObject
+                           && !mo->inherits(&Object::staticMetaObject))) {
                 return;
+            }
         }
         (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
     }
