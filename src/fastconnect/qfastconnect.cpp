@@ -83,6 +83,18 @@ QT_BEGIN_NAMESPACE
     \endcode
     The Qt::ConnectionType part must be Qt::AutoConnection (0): a funnel connection is never
     direct, queued through Qt or blocking. Any thread may build one; it is a plain value.
+
+    Qt's flags behave as with Qt::QueuedConnection:
+    \list
+    \li Qt::SingleShotConnection: the connection is cut at the first emission (atomically, if
+        several threads emit at once); that emission is delivered, later ones are not, and the
+        returned handle is invalid once the first emission returned.
+    \li Qt::UniqueConnection: the connect fails, returning an invalid handle without a warning,
+        if a funnel connection with the same sender, signal, receiver and slot exists (a slot
+        given as a member function pointer, by name or by QMetaMethod; each form is compared
+        only with itself, as in Qt). Connections made with QObject::connect() are not
+        considered. With a functor it prints a warning and fails, as QObject::connect() does.
+    \endlist
     \inheaderfile QtFastConnect/qfastconnect.h
 */
 
@@ -99,8 +111,9 @@ QT_BEGIN_NAMESPACE
 /*!
     \fn QtFastConnect::ConnectionMode::ConnectionMode(Qt::ConnectionType type)
     Constructs a mode from Qt's connection type or flag \a type, such as Qt::UniqueConnection.
-    Alone it is not a funnel connection: connect() refuses it with a warning unless it is
-    combined with FunnelConnection or an option.
+    Alone, Qt::AutoConnection or a flag means a funnel connection (with that flag);
+    Qt::DirectConnection, Qt::QueuedConnection and Qt::BlockingQueuedConnection make connect()
+    print a warning and return an invalid connection.
 */
 
 /*!
@@ -196,7 +209,7 @@ static const char *classNameOf(const QObject *o)
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
 static constexpr int SupportedModeBits =
         (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
-         | QtFastConnect::CoalesceCalls).toInt();
+         | QtFastConnect::CoalesceCalls | Qt::UniqueConnection | Qt::SingleShotConnection).toInt();
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
 {

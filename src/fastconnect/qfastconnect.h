@@ -71,6 +71,39 @@ QT_END_NAMESPACE
 
 QT_BEGIN_NAMESPACE
 
+namespace QtFastConnectPrivate {
+
+// Records a funnel connection for Qt::UniqueConnection and for disconnect by slot, which Qt
+// cannot answer for us (it only sees the capture functor). slotKey identifies the slot
+// (a member function pointer's bytes, a method index; nullptr for a functor, which matches
+// nothing). A Unique connect holds the registry from its check until record().
+class Q_FASTCONNECT_EXPORT QFunnelConnectScope
+{
+    Q_DISABLE_COPY_MOVE(QFunnelConnectScope)
+public:
+    QFunnelConnectScope(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+                        char kind, const void *slotKey, size_t keySize,
+                        QtFastConnect::ConnectionMode mode);
+    ~QFunnelConnectScope();
+    // Unique, and an identical funnel connection exists (or the slot is a functor: warned).
+    bool refused() const noexcept { return m_refused; }
+    QMetaObject::Connection record(QMetaObject::Connection c);
+
+private:
+    const QObject *m_sender;
+    const QObject *m_receiver;
+    int m_signalIndex;
+    bool m_refused = false;
+    bool m_locked = false;
+    QByteArray m_slotKey;
+};
+
+Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
+                                           const QObject *receiver, char kind,
+                                           const void *slotKey, size_t keySize);
+
+} // namespace QtFastConnectPrivate
+
 namespace QtFastConnect {
 
 // connect(funnel, sender, &Sender::signal, receiver, &Receiver::slot)
@@ -100,8 +133,13 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "std::move(value)) instead.");
     using SlotObj = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
                                                             typename SlotType::Arguments>;
-    return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, receiver, new SlotObj(slot), mode);
+    QtFastConnectPrivate::QFunnelConnectScope scope(
+            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), receiver, 'P',
+            &slot, sizeof(slot), mode);
+    if (scope.refused())
+        return QMetaObject::Connection();
+    return scope.record(QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
+            funnel, sender, signal, receiver, new SlotObj(slot), mode));
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -131,8 +169,13 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "queue a move-only value with QtFastConnect::invoke(context, functor, "
                   "std::move(value)) instead.");
     using SlotObj = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
-    return QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), mode);
+    QtFastConnectPrivate::QFunnelConnectScope scope(
+            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), context, 'F',
+            nullptr, 0, mode);
+    if (scope.refused())
+        return QMetaObject::Connection();
+    return scope.record(QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
+            funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), mode));
 }
 
 // The same two, through QFunnel::globalInstance().
@@ -156,6 +199,49 @@ connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 
     return QtFastConnect::connect(QFunnel::globalInstance(), sender, signal, context,
                                   std::forward<Func2>(functor), mode);
 }
+
+// By name (SIGNAL() / SLOT()) and by QMetaMethod: arguments travel type-erased via QMetaType.
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connect(QFunnel *funnel, const QObject *sender, const char *signal, const QObject *receiver,
+        const char *method, ConnectionMode mode = FunnelConnection);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connect(const QObject *sender, const char *signal, const QObject *receiver, const char *method,
+        ConnectionMode mode = FunnelConnection);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connect(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
+        const QObject *receiver, const QMetaMethod &method,
+        ConnectionMode mode = FunnelConnection);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connect(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+        const QMetaMethod &method, ConnectionMode mode = FunnelConnection);
+
+Q_FASTCONNECT_EXPORT bool disconnect(const QMetaObject::Connection &connection);
+Q_FASTCONNECT_EXPORT bool disconnect(const QObject *sender, const char *signal = nullptr,
+                                     const QObject *receiver = nullptr,
+                                     const char *method = nullptr);
+Q_FASTCONNECT_EXPORT bool disconnect(const QObject *sender, const QMetaMethod &signal,
+                                     const QObject *receiver, const QMetaMethod &method);
+
+template <typename Func1, typename Func2>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction, bool>
+disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+           const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
+{
+    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal),
+                                                  receiver, 'P', &slot, sizeof(slot));
+}
+
+template <typename Func1>
+inline bool disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+                       Func1 signal, const QObject *receiver = nullptr,
+                       std::nullptr_t slot = nullptr)
+{
+    Q_UNUSED(slot);
+    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal),
+                                                  receiver, 'P', nullptr, 0);
+}
+
+Q_FASTCONNECT_EXPORT void flush();
 
 } // namespace QtFastConnect
 

@@ -130,6 +130,15 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
     template <std::size_t... I>
     void call(QObject *receiver, [[maybe_unused]] CallType *c, std::index_sequence<I...>)
     {
+        // As with Qt's queued calls: a receiver whose subclass is already destroyed (events
+        // pumped from a base class destructor) does not run that subclass's slot.
+        if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
+            const QMetaObject *mo = receiver->metaObject();
+            if (Q_UNLIKELY(mo != &Object::staticMetaObject
+                           && !mo->inherits(&Object::staticMetaObject))) {
+                return;
+            }
+        }
         (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
     }
     static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
@@ -266,9 +275,11 @@ QMetaObject::Connection connectSlotObject(QFunnel *funnel,
                            receiver, so, mode.toInt())) {
         return QMetaObject::Connection();
     }
+    // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit.
     return QObject::connect(sender, signal, receiver,
                             QFunnelCaptureFunctor<SlotObj, SignalArgs, Stored>{ std::move(ref) },
-                            Qt::DirectConnection);
+                            Qt::ConnectionType(Qt::DirectConnection
+                                               | (mode.toInt() & Qt::SingleShotConnection)));
 }
 
 template <typename L> struct QFunnelDecayList;

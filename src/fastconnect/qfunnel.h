@@ -58,6 +58,8 @@ public:
 
     Statistics statistics() const;
 
+    void flush();
+
 private:
     Q_DISABLE_COPY_MOVE(QFunnel)
 };

@@ -4,6 +4,7 @@
 #include "qfunnelcapture_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunneldelivery_p.h"
+#include "qfunnelflush_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -129,14 +130,24 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
         // its connection is skipped (QFunnelInbox::deliverOne()).
         latest.exchange(call, std::memory_order_acq_rel);
     }
-    if (c->relay().isIdle() && lane->canBypassRelay()) {
+    if (lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
-        // queued connection, instead of paying a relay wake-up on top.
+        // queued connection, instead of paying a relay wake-up on top. An emission from the
+        // receiver's own thread always goes straight there, so that, as with Qt, the thread's
+        // next event loop pass runs it.
         QFunnelInbox *inbox = target.load(std::memory_order_acquire);
-        if (inbox->isIdle()) {
+        if ((c->relay().isIdle() && inbox->isIdle()) || inbox->isCurrentThread()) {
             inbox->push(call, call);
             return;
         }
+    } else if (QFunnelInbox *inbox = target.load(std::memory_order_acquire);
+               Q_UNLIKELY(inbox->isCurrentThread())) {
+        // The receiver's own thread, with earlier calls of this thread still in the relay:
+        // once the relay has routed them, the call may go straight there, so that this
+        // thread's next event loop pass runs it, as with Qt.
+        flushCurrentThread(c);
+        inbox->push(call, call);
+        return;
     }
     lane->append(call);
     // stop() sweeps the queue after the relay's last round; a call queued after that sweep is

@@ -3,6 +3,7 @@
 
 #include "qfunnelcore_p.h"
 #include "qfunneldelivery_p.h"
+#include "qfunnelflush_p.h"
 
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qdeadlinetimer.h>
@@ -45,8 +46,14 @@ void QFunnelCore::stop()
     wakeBlockedProducers();
     m_relay.stopAndJoin();
     sweepStoppedQueue();
-    QMutexLocker locker(&m_inboxLock);
-    for (QFunnelInbox *inbox : std::as_const(m_inboxes))
+    // Dropping runs argument and functor destructors (user code, which may connect): not
+    // under the inbox lock. Inboxes live as long as the core, so the copy stays valid.
+    QList<QFunnelInbox *> inboxes;
+    {
+        QMutexLocker locker(&m_inboxLock);
+        inboxes = m_inboxes.values();
+    }
+    for (QFunnelInbox *inbox : std::as_const(inboxes))
         inbox->dropPendingOnStop();
 }
 
@@ -59,6 +66,10 @@ void QFunnelCore::sweepStoppedQueue()
         for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);) {
             if (!b)
                 continue;
+            if (QFunnelFlushMarker::is(b)) {
+                static_cast<QFunnelFlushMarker *>(b)->complete();
+                continue;
+            }
             // The relay's protocol, minus the delivery: its producer may still be appending.
             quint32 done = 0;
             for (;;) {

@@ -53,6 +53,11 @@ void QFunnelInbox::push(QFunnelCall *top, QFunnelCall *bottom)
         postWake();
 }
 
+bool QFunnelInbox::isCurrentThread() const noexcept
+{
+    return m_threadData->threadId.loadRelaxed() == QThread::currentThreadId();
+}
+
 void QFunnelInbox::postWake()
 {
     QEvent *wake = new QEvent(WakeEvent);

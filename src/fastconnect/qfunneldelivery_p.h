@@ -50,6 +50,8 @@ public:
     void push(QFunnelCall *top, QFunnelCall *bottom);
 
     QThreadData *receiverThreadData() const noexcept { return m_threadData; }
+    // True in the thread this inbox delivers in.
+    bool isCurrentThread() const noexcept;
 
     // Statistics, any thread: calls run, calls not run because their receiver was destroyed,
     // calls skipped because a newer one of their connection was pending (CoalesceCalls).

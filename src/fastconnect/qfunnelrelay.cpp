@@ -3,6 +3,7 @@
 
 #include "qfunnelrelay_p.h"
 #include "qfunneldelivery_p.h"
+#include "qfunnelflush_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -101,8 +102,12 @@ void QFunnelRelay::run()
     Router router;
     bool stopping = false;
 
+    std::vector<QFunnelFlushMarker *> flushes;   // completed once this round has routed
+
     auto accept = [&](QFunnelBatch *b) {
-        if (b)
+        if (b && QFunnelFlushMarker::is(b))
+            flushes.push_back(static_cast<QFunnelFlushMarker *>(b));
+        else if (b)
             held.push_back(HeldBatch{ b });
         else
             stopping = true;
@@ -136,6 +141,9 @@ void QFunnelRelay::run()
         // Hand over before sealing: once a producer sees its batch sealed it may deliver
         // directly, and its earlier calls must already be in the inbox.
         router.flush();
+        for (QFunnelFlushMarker *m : flushes)
+            m->complete();
+        flushes.clear();
         if (routed) {   // statistics: rounds that handed calls over
             m_calls.fetch_add(routed, std::memory_order_relaxed);
             m_rounds.fetch_add(1, std::memory_order_relaxed);

@@ -36,12 +36,13 @@ inline void deleteLaterInItsThread(QObject *object)
     static std::atomic<unsigned> acquired { 0 };
     if (object->thread() != QThread::currentThread()) {
         const unsigned before = acquired.load(std::memory_order_relaxed);
-        // No capture: reading one would itself race with this thread's write of it.
+        // Released before the call is posted, so that the acquire in the object's thread
+        // cannot run first. No capture: reading one would itself race with this thread.
+        __tsan_release(object->thread());
         QMetaObject::invokeMethod(object, [] {
             __tsan_acquire(QThread::currentThread());
             acquired.fetch_add(1, std::memory_order_release);
         }, Qt::QueuedConnection);
-        __tsan_release(object->thread());
         while (acquired.load(std::memory_order_acquire) == before)
             QThread::yieldCurrentThread();
     }

@@ -1,0 +1,69 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelflush_p.h"
+#include "qfastconnect.h"
+#include "qfunnel_p.h"
+#include "qfunnelcapture_p.h"
+#include "qfunnelcore_p.h"
+
+#include <memory>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+void flushCurrentThread(QFunnelCore *core)
+{
+    if (core->isStopped())
+        return;   // nothing pending will ever be delivered
+    if (QFunnelLane::forCurrentThread(core)->canBypassRelay())
+        return;   // none of this thread's calls is in the relay's hands
+    // On the heap: a batch is ~4 KiB, too much for small thread stacks.
+    auto marker = std::make_unique<QFunnelFlushMarker>();
+    core->queue().push(marker.get());
+    // As for a call: a marker queued after stop()'s sweep is swept by its own thread.
+    if (core->isStopped())
+        core->sweepStoppedQueue();
+    marker->wait();
+}
+
+} // namespace QtFastConnectPrivate
+
+/*!
+    Makes every call the calling thread emitted through this funnel so far reach its
+    receiver's thread: when flush() returns, the next event loop pass that thread starts
+    (QCoreApplication::processEvents(), QCoreApplication::sendPostedEvents(), or its running
+    event loop) runs them, as with Qt::QueuedConnection, where the call is posted before emit
+    returns. Without it, a call emitted while the relay thread is busy reaches the receiver's
+    thread one relay round later (about 50 µs): a pass that starts in between does not see it.
+
+    It blocks until the relay thread has routed the calling thread's calls; it does not wait
+    for any slot to run, so it never deadlocks with a receiver, and returns at once when none
+    of the calling thread's calls is in the relay's hands (the usual case for an idle funnel;
+    an emission from the receiver's own thread goes around the relay whenever none of that
+    thread's earlier calls is in it). A delivery pass still stops
+    after its budget of calls, and the rest run in the next pass. Any thread may call it;
+    calls emitted by other threads are not affected. On a stopped funnel it returns at once.
+
+    \sa QtFastConnect::flush()
+*/
+void QFunnel::flush()
+{
+    Q_D(QFunnel);
+    flushCurrentThread(d->core);
+}
+
+/*!
+    \fn void QtFastConnect::flush()
+
+    Calls QFunnel::flush() on QFunnel::globalInstance(): every call the calling thread emitted
+    through the global funnel reaches its receiver's thread before this returns, so the
+    receiver's next event loop pass runs it. Any thread may call it.
+*/
+void QtFastConnect::flush()
+{
+    QFunnel::globalInstance()->flush();
+}
+
+QT_END_NAMESPACE

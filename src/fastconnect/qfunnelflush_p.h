@@ -1,0 +1,66 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELFLUSH_P_H
+#define QFUNNELFLUSH_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include "qfunnelqueue_p.h"
+
+#include <condition_variable>
+#include <mutex>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+
+// A flush request travels through the queue like a producer's batch, behind the batches its
+// thread queued before. The relay completes it at the end of the round that popped it: that
+// round has routed every call those batches held when it was pushed, so they are all in their
+// inboxes. A stopped funnel's sweep completes it too. It carries no calls.
+struct QFunnelFlushMarker : QFunnelBatch
+{
+    static constexpr quint32 Marker = 1u << 29;   // above any call count
+
+    QFunnelFlushMarker() { state.store(Marker, std::memory_order_relaxed); }
+    static bool is(const QFunnelBatch *b) noexcept { return b->load() & Marker; }
+
+    void complete()          // relay or sweeping thread; the last touch
+    {
+        std::lock_guard<std::mutex> locker(m_lock);
+        m_done = true;
+        m_completed.notify_all();
+    }
+    void wait()              // the flushing thread
+    {
+        std::unique_lock<std::mutex> locker(m_lock);
+        m_completed.wait(locker, [this] { return m_done; });
+    }
+
+private:
+    std::mutex m_lock;
+    std::condition_variable m_completed;
+    bool m_done = false;
+};
+
+// Returns once every call the calling thread emitted into core before is in its receiver
+// thread's inbox, with a wake-up posted.
+void flushCurrentThread(QFunnelCore *core);
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELFLUSH_P_H

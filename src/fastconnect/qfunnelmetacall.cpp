@@ -1,0 +1,406 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelmetacall_p.h"
+#include "qfastconnect.h"
+
+#include <QtCore/private/qobject_p.h>
+
+#include <new>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+QFunnelMetaCallSlot::QFunnelMetaCallSlot(int methodIndex, const QList<QMetaType> &types)
+    : QFunnelSlotObject(&impl), m_methodIndex(methodIndex)
+{
+    std::size_t offset = sizeof(QFunnelCall);
+    for (QMetaType t : types) {
+        const std::size_t align = qMax<std::size_t>(t.alignOf(), 1);
+        offset = (offset + align - 1) / align * align;
+        m_types.append(t);
+        m_offsets.append(quint32(offset));
+        offset += qMax<std::size_t>(t.sizeOf(), 1);
+        m_align = qMax(m_align, align);
+    }
+    m_size = offset;
+}
+
+bool QFunnelMetaCallSlot::isQueueable(QMetaType type)
+{
+    const QtPrivate::QMetaTypeInterface *iface = type.iface();
+    return type.isValid() && iface && iface->copyCtr;
+}
+
+QFunnelCall *QFunnelMetaCallSlot::makeCall(void **argv)
+{
+    char *mem = static_cast<char *>(::operator new(m_size, std::align_val_t(m_align)));
+    auto *call = new (mem) QFunnelCall{ nullptr, this };
+    for (qsizetype i = 0; i < m_types.size(); ++i)
+        m_types[i].construct(mem + m_offsets[i], argv[i + 1]);   // the copy constructor
+    ref();
+    return call;
+}
+
+void QFunnelMetaCallSlot::destroy(QFunnelCall *call) noexcept
+{
+    char *mem = reinterpret_cast<char *>(call);
+    for (qsizetype i = 0; i < m_types.size(); ++i)
+        m_types[i].destruct(mem + m_offsets[i]);
+    call->~QFunnelCall();
+    ::operator delete(mem, std::align_val_t(m_align));
+}
+
+void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *receiver,
+                               QFunnelCall *c)
+{
+    auto *that = static_cast<QFunnelMetaCallSlot *>(self);
+    switch (op) {
+    case Call: {
+        char *mem = reinterpret_cast<char *>(c);
+        QVarLengthArray<void *, 8> argv(that->m_types.size() + 1);
+        argv[0] = nullptr;   // a queued call has no return value
+        for (qsizetype i = 0; i < that->m_types.size(); ++i)
+            argv[i + 1] = mem + that->m_offsets[i];
+        // Virtual dispatch, like Qt's queued calls: on an object whose subclass is already
+        // destroyed, the base class's qt_metacall() ignores the subclass's method.
+        QMetaObject::metacall(receiver, QMetaObject::InvokeMetaMethod, that->m_methodIndex,
+                              argv.data());
+        break;
+    }
+    case DestroyCall:
+        that->destroy(c);
+        break;
+    case DestroySelf:
+        delete that;
+        break;
+    }
+}
+
+namespace {
+
+// Installed on the signal with Qt::DirectConnection: runs inside emit, in the emitting thread.
+class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
+{
+    QFunnelMetaCallSlot *m_slot;   // holds a reference
+
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
+    {
+        auto *that = static_cast<QFunnelMetaCapture *>(self);
+        switch (which) {
+        case Destroy:
+            that->m_slot->deref();
+            delete that;
+            break;
+        case Call:
+            that->m_slot->post(that->m_slot->makeCall(argv));
+            break;
+        case Compare:
+            *ret = false;
+            break;
+        }
+    }
+
+public:
+    explicit QFunnelMetaCapture(QFunnelMetaCallSlot *slot) : QSlotObjectBase(&impl), m_slot(slot)
+    {
+    }
+};
+
+const char *classNameOf(const QObject *o)
+{
+    return o ? o->metaObject()->className() : "(nullptr)";
+}
+
+} // namespace
+
+static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject *sender,
+                                                 const QMetaMethod &signal,
+                                                 const QObject *receiver,
+                                                 const QMetaMethod &method,
+                                                 QtFastConnect::ConnectionMode mode)
+{
+    if (!sender || !receiver) {
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter",
+                 classNameOf(sender), classNameOf(receiver));
+        return {};
+    }
+    if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
+        qWarning("QtFastConnect::connect(%s, %s): attempt to bind non-signal %s::%s",
+                 classNameOf(sender), classNameOf(receiver), classNameOf(sender),
+                 signal.isValid() ? signal.methodSignature().constData() : "(invalid)");
+        return {};
+    }
+    if (!method.isValid() || method.methodType() == QMetaMethod::Constructor) {
+        qWarning("QtFastConnect::connect(%s, %s): cannot connect %s::%s to %s",
+                 classNameOf(sender), classNameOf(receiver), classNameOf(sender),
+                 signal.methodSignature().constData(),
+                 method.isValid() ? "a constructor" : "an invalid method");
+        return {};
+    }
+    if (!sender->metaObject()->inherits(signal.enclosingMetaObject())
+        || !receiver->metaObject()->inherits(method.enclosingMetaObject())) {
+        qWarning("QtFastConnect::connect(%s, %s): can't find method %s on instance of class %s",
+                 classNameOf(sender), classNameOf(receiver),
+                 (sender->metaObject()->inherits(signal.enclosingMetaObject()) ? method : signal)
+                         .methodSignature().constData(),
+                 sender->metaObject()->inherits(signal.enclosingMetaObject())
+                         ? classNameOf(receiver) : classNameOf(sender));
+        return {};
+    }
+    if (!QMetaObject::checkConnectArgs(signal, method)) {
+        qWarning("QtFastConnect::connect: Incompatible sender/receiver arguments\n"
+                 "        %s::%s --> %s::%s",
+                 classNameOf(sender), signal.methodSignature().constData(),
+                 classNameOf(receiver), method.methodSignature().constData());
+        return {};
+    }
+    // Only what the method consumes is copied, so only that must be queueable.
+    QList<QMetaType> types;
+    for (int i = 0; i < method.parameterCount(); ++i) {
+        const QMetaType t = signal.parameterMetaType(i);
+        if (!QFunnelMetaCallSlot::isQueueable(t)) {
+            const QByteArray name = signal.parameterTypeName(i);
+            qWarning("QtFastConnect::connect: Cannot queue arguments of type '%s'\n"
+                     "(Make sure '%s' is registered using qRegisterMetaType() and can be "
+                     "copied.)", name.constData(), name.constData());
+            return {};
+        }
+        types.append(t);
+    }
+
+    const int methodIndex = method.methodIndex();
+    QFunnelConnectScope scope(sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex),
+                              mode);
+    if (scope.refused())
+        return {};
+    auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
+    if (!prepareConnection(funnel, sender, signal, receiver, slot, mode.toInt())) {
+        slot->deref();
+        return {};
+    }
+    const auto type = Qt::ConnectionType(Qt::DirectConnection
+                                         | (mode.toInt() & Qt::SingleShotConnection));
+    return scope.record(QObjectPrivate::connect(sender, signal.methodIndex(), receiver,
+                                                new QFunnelMetaCapture(slot), type));
+}
+
+// Resolve SIGNAL() / SLOT() strings as QObject::connect() does, with its warnings.
+static bool resolveSignal(const char *fn, const QObject *sender, const char *signal,
+                          QMetaMethod *sig)
+{
+    if (signal[0] - '0' != QSIGNAL_CODE) {
+        qWarning("QtFastConnect::%s: Use the SIGNAL macro to bind %s::%s", fn,
+                 classNameOf(sender), signal);
+        return false;
+    }
+    const QByteArray name = QMetaObject::normalizedSignature(signal + 1);
+    const int index = sender->metaObject()->indexOfSignal(name.constData());
+    if (index < 0) {
+        qWarning("QtFastConnect::%s: No such signal %s::%s", fn, classNameOf(sender),
+                 name.constData());
+        return false;
+    }
+    *sig = sender->metaObject()->method(index);
+    return true;
+}
+
+static bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
+                          QMetaMethod *meth)
+{
+    const int code = method[0] - '0';
+    if (code != QSLOT_CODE && code != QSIGNAL_CODE) {
+        qWarning("QtFastConnect::%s: Use the SLOT or SIGNAL macro to connect %s::%s", fn,
+                 classNameOf(receiver), method);
+        return false;
+    }
+    const QByteArray name = QMetaObject::normalizedSignature(method + 1);
+    const QMetaObject *mo = receiver->metaObject();
+    const int index = code == QSLOT_CODE ? mo->indexOfSlot(name.constData())
+                                         : mo->indexOfSignal(name.constData());
+    if (index < 0) {
+        qWarning("QtFastConnect::%s: No such %s %s::%s", fn,
+                 code == QSLOT_CODE ? "slot" : "signal", classNameOf(receiver),
+                 name.constData());
+        return false;
+    }
+    *meth = mo->method(index);
+    return true;
+}
+
+} // namespace QtFastConnectPrivate
+
+using namespace QtFastConnectPrivate;
+
+/*!
+    \fn QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender, const char *signal, const QObject *receiver, const char *method, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal of \a sender, given with the \c SIGNAL() macro, to \a method of
+    \a receiver, given with \c SLOT() or \c SIGNAL(), through \a funnel, like
+    QObject::connect(sender, signal, receiver, method, Qt::QueuedConnection). Any thread may
+    call it.
+
+    The names are normalized and resolved with \a sender's and \a receiver's meta-objects at
+    connect time. When \a signal is emitted, each argument \a method consumes is copied once,
+    with its QMetaType's copy constructor, in the emitting thread; in \a receiver's thread the
+    method is run through QMetaObject::metacall() (so on a receiver whose subclass is already
+    being destroyed, as with Qt, a slot of that subclass is not run) and the copies are
+    destroyed afterwards.
+
+    Like Qt, it checks at connect time: a missing \c SIGNAL() / \c SLOT() macro, an unknown
+    signal or slot, incompatible arguments, or an argument type that cannot be queued (no
+    QMetaType: not registered, or forward-declared; or no copy constructor: move-only) print a
+    warning and return an invalid connection. Unlike Qt, only the arguments \a method consumes
+    must be queueable, because only those are copied. The other checks and \a mode are as for
+    the pointer-to-member-function overload.
+*/
+QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender,
+                                               const char *signal, const QObject *receiver,
+                                               const char *method, ConnectionMode mode)
+{
+    if (!sender || !signal || !receiver || !method) {
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter",
+                 classNameOf(sender), classNameOf(receiver));
+        return {};
+    }
+    QMetaMethod sig;
+    QMetaMethod meth;
+    if (!resolveSignal("connect", sender, signal, &sig)
+        || !resolveMethod("connect", receiver, method, &meth)) {
+        return {};
+    }
+    return connectMetaMethod(funnel, sender, sig, receiver, meth, mode);
+}
+
+/*!
+    \fn QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const char *signal, const QObject *receiver, const char *method, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal of \a sender to \a method of \a receiver, both given by name, through
+    QFunnel::globalInstance(); see the overload with a QFunnel.
+*/
+QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const char *signal,
+                                               const QObject *receiver, const char *method,
+                                               ConnectionMode mode)
+{
+    return connect(QFunnel::globalInstance(), sender, signal, receiver, method, mode);
+}
+
+/*!
+    \fn QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal, const QObject *receiver, const QMetaMethod &method, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal of \a sender to \a method of \a receiver through \a funnel, like
+    QObject::connect() with QMetaMethod arguments and Qt::QueuedConnection. Arguments travel
+    type-erased, as with the overload that takes names; the same connect-time checks apply,
+    plus: \a signal must be a signal of \a sender's class and \a method a method of
+    \a receiver's class (else a warning and an invalid connection).
+*/
+QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender,
+                                               const QMetaMethod &signal,
+                                               const QObject *receiver,
+                                               const QMetaMethod &method, ConnectionMode mode)
+{
+    return connectMetaMethod(funnel, sender, signal, receiver, method, mode);
+}
+
+/*!
+    \fn QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const QMetaMethod &signal, const QObject *receiver, const QMetaMethod &method, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal of \a sender to \a method of \a receiver through
+    QFunnel::globalInstance().
+*/
+QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const QMetaMethod &signal,
+                                               const QObject *receiver,
+                                               const QMetaMethod &method, ConnectionMode mode)
+{
+    return connectMetaMethod(QFunnel::globalInstance(), sender, signal, receiver, method, mode);
+}
+
+/*!
+    \fn bool QtFastConnect::disconnect(const QObject *sender, const char *signal, const QObject *receiver, const char *method)
+
+    Disconnects the funnel connections from \a signal of \a sender to \a method of
+    \a receiver, made by name or by QMetaMethod, like QObject::disconnect() with the same
+    arguments; returns \c true if at least one was cut. A null \a signal, \a receiver or
+    \a method matches any signal, receiver (or context) or method; a null \a method then
+    also cuts the connections made with pointers to member functions or functors. Any thread
+    may call it.
+
+    Calls already emitted are still delivered, as with Qt::QueuedConnection; sender() is
+    \nullptr inside them. A null \a sender, or a name that does not resolve, prints a warning
+    and returns \c false. Connections made with QObject::connect() are not touched.
+*/
+bool QtFastConnect::disconnect(const QObject *sender, const char *signal,
+                               const QObject *receiver, const char *method)
+{
+    QMetaMethod sig;
+    QMetaMethod meth;
+    if (!sender) {
+        qWarning("QtFastConnect::disconnect: unexpected nullptr parameter");
+        return false;
+    }
+    if (signal && !resolveSignal("disconnect", sender, signal, &sig))
+        return false;
+    if (method) {
+        if (!receiver) {
+            qWarning("QtFastConnect::disconnect: a method needs its receiver");
+            return false;
+        }
+        if (!resolveMethod("disconnect", receiver, method, &meth))
+            return false;
+    }
+    return disconnect(sender, sig, receiver, meth);
+}
+
+/*!
+    \fn bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal, const QObject *receiver, const QMetaMethod &method)
+    \overload
+
+    Disconnects the funnel connections from \a signal of \a sender to \a method of
+    \a receiver. An invalid QMetaMethod or a null \a receiver matches anything, as above.
+*/
+bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal,
+                               const QObject *receiver, const QMetaMethod &method)
+{
+    const int methodIndex = method.isValid() ? method.methodIndex() : -1;
+    return disconnectFunnel(sender, signal, receiver, 'M',
+                            method.isValid() ? &methodIndex : nullptr, sizeof(methodIndex));
+}
+
+/*!
+    \fn template <typename Func1, typename Func2> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
+    \overload
+
+    Disconnects the funnel connections from \a signal of \a sender to the member function
+    \a slot of \a receiver made with the pointer-to-member-function overload of connect().
+    Unlike QObject::disconnect() with the same arguments, which cannot see funnel connections
+    (it would compare \a slot with the funnel's internal functor), it finds them.
+*/
+
+/*!
+    \fn template <typename Func1> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *receiver, std::nullptr_t slot)
+    \overload
+
+    Disconnects every funnel connection from \a signal of \a sender to \a receiver (any
+    receiver or context if it is \nullptr), whatever the slot or functor. \a slot must be
+    \nullptr.
+*/
+
+/*!
+    \fn bool QtFastConnect::disconnect(const QMetaObject::Connection &connection)
+    \overload
+
+    Cuts \a connection, a handle returned by any QtFastConnect::connect() overload; the same as
+    QObject::disconnect(connection), which also works. Returns \c false if it was already cut
+    or is invalid. Calls already emitted are still delivered, as with Qt::QueuedConnection.
+*/
+bool QtFastConnect::disconnect(const QMetaObject::Connection &connection)
+{
+    return QObject::disconnect(connection);
+}
+
+QT_END_NAMESPACE

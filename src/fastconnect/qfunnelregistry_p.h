@@ -1,0 +1,75 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELREGISTRY_P_H
+#define QFUNNELREGISTRY_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qbytearray.h>
+#include <QtCore/qhash.h>
+#include <QtCore/qlist.h>
+#include <QtCore/qobject.h>
+
+#include <mutex>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+// Every funnel connection by sender, signal, receiver and slot. Qt cannot answer
+// Qt::UniqueConnection or a disconnect by slot for us: what it sees on the signal is the capture
+// functor, which never compares equal to anything. Entries keep the connection's handle, so a
+// connection cut by Qt (disconnect, sender or receiver destroyed, single shot) reads as dead
+// and is purged lazily.
+class QFunnelRegistry
+{
+public:
+    struct Entry
+    {
+        int signalIndex;            // QMetaObjectPrivate::signalIndex() of the signal
+        const QObject *receiver;    // receiver or context; never dereferenced
+        QByteArray slotKey;         // empty: a functor, which matches no slot
+        QMetaObject::Connection handle;
+    };
+
+    static QFunnelRegistry &instance();
+
+    // Held by a connect from its uniqueness check until its connection is recorded.
+    // Recursive: a functor destroyed by a failed connect may itself connect. The standard
+    // library's, so that ThreadSanitizer sees it (Qt's recursive mutex is not instrumented).
+    std::recursive_mutex &lock() noexcept { return m_lock; }
+
+    // With lock() held.
+    bool containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
+                      const QByteArray &slotKey);
+    void add(const QObject *sender, Entry entry);
+    // Removes and returns the live connections that match; signalIndex -1, receiver nullptr
+    // and an empty slotKey match anything.
+    QList<QMetaObject::Connection> take(const QObject *sender, int signalIndex,
+                                        const QObject *receiver, const QByteArray &slotKey);
+
+private:
+    void purgeDead();
+
+    std::recursive_mutex m_lock;
+    QHash<const QObject *, QList<Entry>> m_bySender;
+    qsizetype m_entries = 0;
+    qsizetype m_purgeAt = 1024;     // a full sweep when the count doubles: amortized O(1)
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELREGISTRY_P_H
