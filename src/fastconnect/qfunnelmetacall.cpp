@@ -126,6 +126,13 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
                  classNameOf(sender), classNameOf(receiver));
         return {};
     }
+    if (mode.testFlag(QtFastConnect::MoveArguments)) {
+        // Type-erased arguments are copied through QMetaType, which has no move.
+        qWarning("QtFastConnect::connect(%s, %s): QtFastConnect::MoveArguments needs the "
+                 "pointer-to-member or functor overloads of connect()",
+                 classNameOf(sender), classNameOf(receiver));
+        return {};
+    }
     if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
         qWarning("QtFastConnect::connect(%s, %s): attempt to bind non-signal %s::%s",
                  classNameOf(sender), classNameOf(receiver), classNameOf(sender),
@@ -253,8 +260,9 @@ using namespace QtFastConnectPrivate;
     signal or slot, incompatible arguments, or an argument type that cannot be queued (no
     QMetaType: not registered, or forward-declared; or no copy constructor: move-only) print a
     warning and return an invalid connection. Unlike Qt, only the arguments \a method consumes
-    must be queueable, because only those are copied. The other checks and \a mode are as for
-    the pointer-to-member-function overload.
+    must be queueable, because only those are copied. QtFastConnect::MoveArguments in \a mode
+    is refused the same way (QMetaType can copy but not move). The other checks and \a mode are
+    as for the pointer-to-member-function overload.
 */
 QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender,
                                                const char *signal, const QObject *receiver,

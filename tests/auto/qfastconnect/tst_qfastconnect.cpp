@@ -422,6 +422,11 @@ void tst_QFastConnect::badInput()
     QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
                                     QtFastConnect::ConnectionMode::fromInt(0x1010000)));
 
+    // Type-erased arguments are copied through QMetaType: MoveArguments cannot be honoured.
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("MoveArguments needs the pointer-to-member"));
+    QVERIFY(!QtFastConnect::connect(&producer, SIGNAL(plain()), &receiver, SLOT(deleteLater()),
+                                    QtFastConnect::MoveArguments));
+
     QObject homeless;
     homeless.moveToThread(nullptr);
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("has no thread affinity"));
