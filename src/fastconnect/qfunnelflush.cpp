@@ -46,7 +46,7 @@ void flushCurrentThread(QFunnelCore *core)
     after its budget of calls, and the rest run in the next pass. Any thread may call it;
     calls emitted by other threads are not affected. On a stopped funnel it returns at once.
 
-    \sa QtFastConnect::flush()
+    \sa {QtFastConnect::flush}
 */
 void QFunnel::flush()
 {
