@@ -16,7 +16,7 @@
 #   -n N      calls in the shorter run (default 100000)
 #   -r R      measure each path R times and report the median (default 3)
 #   -k DIR    keep the callgrind out files in DIR (for callgrind_annotate)
-#   -p PATHS  space-separated --deliver paths (default "funnel queued invoke-queued direct plain")
+#   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke queued invoke-queued direct plain")
 #   -c CSV    also append "one-producer,<path>,1,8,instructions_per_call,<median>" lines to CSV
 
 set -euo pipefail
@@ -30,7 +30,7 @@ usage() {
 calls=100000
 repeats=3
 keep=""
-paths="funnel queued invoke-queued direct plain"
+paths="funnel funnel-invoke queued invoke-queued direct plain"
 csv=""
 while getopts "n:r:k:p:c:h" opt; do
     case "$opt" in

@@ -22,6 +22,7 @@
 #include "benchcsv.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qeventloop.h>
@@ -45,7 +46,7 @@
 
 // Every way this benchmark can make the call. A new path (QtFastConnect::invoke, say) needs a
 // value here, a row in PathTable, a case in connectPath() and one in ProducerPool::emitAll().
-enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued };
+enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued, FunnelInvoke };
 
 struct PathInfo
 {
@@ -61,6 +62,7 @@ static constexpr PathInfo PathTable[] = {
     { Path::Queued, "queued", "Qt::QueuedConnection" },
     { Path::InvokeQueued, "invoke-queued", "invokeMethod, queued" },
     { Path::Funnel, "funnel", "FunnelConnection" },
+    { Path::FunnelInvoke, "funnel-invoke", "QtFastConnect::invoke" },
 };
 
 static const PathInfo &pathInfo(Path path)
@@ -251,6 +253,9 @@ private:
             case Path::InvokeQueued:
                 emitAll<Path::InvokeQueued>(w);
                 break;
+            case Path::FunnelInvoke:
+                emitAll<Path::FunnelInvoke>(w);
+                break;
             default:
                 emitAll<Path::Queued>(w);   // through the Sender's signal, whatever connects it
                 break;
@@ -272,6 +277,8 @@ private:
             } else if constexpr (P == Path::InvokeQueued) {
                 QMetaObject::invokeMethod(
                         receiver, [receiver, v] { receiver->onValue(v); }, Qt::QueuedConnection);
+            } else if constexpr (P == Path::FunnelInvoke) {
+                QtFastConnect::invoke(receiver, &Receiver::onValue, v);
             } else {
                 Q_EMIT w->sender.value(v);
             }
@@ -295,6 +302,7 @@ static bool connectPath(Path path, ProducerPool &pool, int producer, Receiver *r
     switch (path) {
     case Path::Plain:
     case Path::InvokeQueued:
+    case Path::FunnelInvoke:
         return true;
     case Path::Queued:
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
