@@ -150,6 +150,9 @@ void tst_QFastConnect::slotRunsInReceiverThread()
     QCOMPARE(receiver->lastThread.load(), receiverThread);
     QVERIFY(receiver->lastThread.load() != emitter);
     delete emitter;
+    // Cut first: ~QObject of a receiver dying in its thread would otherwise read producer,
+    // which dies here, ordered only by Qt's locks (invisible to ThreadSanitizer).
+    QObject::disconnect(&producer, nullptr, receiver, nullptr);
     deleteLaterInItsThread(receiver); // a finishing QThread runs its deferred deletes
 }
 

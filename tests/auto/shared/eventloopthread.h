@@ -33,17 +33,23 @@ public:
 inline void deleteLaterInItsThread(QObject *object)
 {
 #if defined(__SANITIZE_THREAD__)
+    // A handshake through atomics ThreadSanitizer sees: the object's thread runs a queued
+    // functor that waits for this thread's release store, made after the functor was posted,
+    // so everything this thread did (the functor's own allocation included) happens before
+    // whatever the object's thread does next. Called from one thread at a time.
+    static std::atomic<unsigned> released { 0 };
     static std::atomic<unsigned> acquired { 0 };
     if (object->thread() != QThread::currentThread()) {
-        const unsigned before = acquired.load(std::memory_order_relaxed);
-        // Released before the call is posted, so that the acquire in the object's thread
-        // cannot run first. No capture: reading one would itself race with this thread.
-        __tsan_release(object->thread());
+        const unsigned ticket = released.load(std::memory_order_relaxed) + 1;
         QMetaObject::invokeMethod(object, [] {
-            __tsan_acquire(QThread::currentThread());
+            while (released.load(std::memory_order_acquire)
+                   == acquired.load(std::memory_order_relaxed)) {
+                QThread::yieldCurrentThread();
+            }
             acquired.fetch_add(1, std::memory_order_release);
         }, Qt::QueuedConnection);
-        while (acquired.load(std::memory_order_acquire) == before)
+        released.store(ticket, std::memory_order_release);
+        while (acquired.load(std::memory_order_acquire) != ticket)
             QThread::yieldCurrentThread();
     }
 #endif
