@@ -17,6 +17,8 @@ void tst_Shutdown::pendingCallsAtShutdown_data()
     QTest::addColumn<QString>("receiver");
     QTest::newRow("receiver in main thread") << QStringLiteral("main");
     QTest::newRow("receiver in a busy worker thread") << QStringLiteral("worker");
+    // The reference (conformance scenario 29): Qt::QueuedConnection, receiver in main thread.
+    QTest::newRow("Qt::QueuedConnection, receiver in main thread") << QStringLiteral("qt");
 }
 
 // Calls pending when ~QCoreApplication runs are never run, their arguments are destroyed, the
@@ -34,7 +36,8 @@ void tst_Shutdown::pendingCallsAtShutdown()
     QVERIFY2(out.contains("calls run: 0"), out.constData());
     QVERIFY2(out.contains("live arguments: 0"), out.constData());
     // The 10,000 pending calls, and one emission after the application was gone.
-    QVERIFY2(out.contains("dropped: 10001"), out.constData());
+    if (receiver != QLatin1String("qt"))
+        QVERIFY2(out.contains("dropped: 10001"), out.constData());
     QCOMPARE(helper.exitCode(), 0);
 }
 
