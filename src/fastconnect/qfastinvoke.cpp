@@ -3,6 +3,7 @@
 
 #include "qfastinvoke.h"
 #include "qfunnel_p.h"
+#include "qfunnelcapture_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelreceiverguard_p.h"
 
@@ -90,6 +91,10 @@ private:
     }
 };
 
+class InvokeSlotCache;
+// This thread's cache once it was set up; null again after thread exit destroyed it.
+thread_local InvokeSlotCache *t_invokeSlots QFC_TLS_INITIAL_EXEC = nullptr;
+
 // The calling thread's recently used invoke slot objects, each holding a reference. A handful
 // of entries covers the usual "a worker reports to one or two receivers"; a miss costs the
 // connect-time set-up (a registry lookup and an allocation).
@@ -98,6 +103,7 @@ class InvokeSlotCache
 public:
     ~InvokeSlotCache()
     {
+        t_invokeSlots = nullptr;
         for (Entry &e : m_entries) {
             if (e.slotObject)
                 e.slotObject->deref();
@@ -110,7 +116,7 @@ public:
             if (e.core != core || e.receiver != receiver)
                 continue;
             // A dead receiver's address may belong to a new object by now: check the guard.
-            if (!core->isStopped() && e.slotObject->guard->state().receiver == receiver)
+            if (!core->isStopped() && e.slotObject->guard->isAlive(receiver))
                 return e.slotObject;
             release(e);
             return nullptr;
@@ -145,7 +151,15 @@ private:
     int m_next = 0;
 };
 
-thread_local InvokeSlotCache t_invokeSlots;
+// The owner is destroyed at thread exit; the per-invoke path reads only the trivial pointer.
+thread_local InvokeSlotCache t_invokeSlotsOwner;
+
+InvokeSlotCache &invokeSlots()
+{
+    if (Q_UNLIKELY(!t_invokeSlots))
+        t_invokeSlots = &t_invokeSlotsOwner;
+    return *t_invokeSlots;
+}
 
 const char *classNameOf(const QObject *o)
 {
@@ -162,7 +176,7 @@ QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const 
         return nullptr;
     }
     QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-    if (QFunnelSlotObject *so = t_invokeSlots.find(core, receiver)) {
+    if (QFunnelSlotObject *so = invokeSlots().find(core, receiver)) {
         so->ref(); // the call's
         return so;
     }
@@ -182,7 +196,7 @@ QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const 
     so->core = core;
     so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
     so->target.store(core->inboxFor(td), std::memory_order_release);
-    t_invokeSlots.insert(core, receiver, so); // the cache keeps the initial reference
+    invokeSlots().insert(core, receiver, so); // the cache keeps the initial reference
     so->ref(); // the call's
     return so;
 }

@@ -15,12 +15,6 @@ namespace QtFastConnectPrivate {
 
 namespace {
 
-#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
-#  define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#  define QFC_TLS_INITIAL_EXEC
-#endif
-
 // The lane this thread used last. Trivially destructible and initial-exec, so that the common
 // case costs two loads instead of a __tls_get_addr call (a shared library's default).
 thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;

@@ -19,6 +19,14 @@
 
 #include <atomic>
 
+// Thread-locals of this library that sit on a per-call path: initial-exec, so that reading one
+// costs a load instead of a __tls_get_addr call (a shared library's default).
+#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
+#  define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#  define QFC_TLS_INITIAL_EXEC
+#endif
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {

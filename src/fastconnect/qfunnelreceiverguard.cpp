@@ -64,14 +64,14 @@ void QFunnelReceiverGuard::receiverDestroyed()
     {
         GuardRegistry &reg = registry();
         QMutexLocker locker(&reg.lock);
-        auto it = reg.guards.constFind(m_receiver);
+        auto it = reg.guards.constFind(m_receiver.load(std::memory_order_relaxed));
         if (it != reg.guards.cend() && it.value() == this)
             reg.guards.erase(it);
     }
     {
         // Waits for any reader that is looking at the receiver right now.
         QMutexLocker locker(&m_lock);
-        m_receiver = nullptr;
+        m_receiver.store(nullptr, std::memory_order_release);
     }
     deref(); // the registry's reference
 }
@@ -79,7 +79,7 @@ void QFunnelReceiverGuard::receiverDestroyed()
 QFunnelReceiverGuard::State QFunnelReceiverGuard::state()
 {
     QMutexLocker locker(&m_lock);
-    QObject *r = m_receiver;
+    QObject *r = m_receiver.load(std::memory_order_relaxed);
     if (!r || m_weak.isNull())
         return { nullptr, nullptr };
     return { r, QObjectPrivate::get(r)->threadData.loadAcquire() };

@@ -20,6 +20,8 @@
 #include <QtCore/qmutex.h>
 #include <QtCore/qpointer.h>
 
+#include <atomic>
+
 QT_BEGIN_NAMESPACE
 
 class QThreadData;
@@ -44,12 +46,19 @@ public:
     struct State { QObject *receiver; QThreadData *threadData; };
     State state();
 
+    // Whether receiver is this guard's receiver and alive, without the lock; any thread. Exact
+    // unless the receiver is being destroyed concurrently (then either answer may come back).
+    bool isAlive(const QObject *receiver) const noexcept
+    {
+        return m_receiver.load(std::memory_order_acquire) == receiver && !m_weak.isNull();
+    }
+
 private:
     explicit QFunnelReceiverGuard(QObject *receiver);
     void receiverDestroyed();
 
     QBasicMutex m_lock;
-    QObject *m_receiver;          // guarded by m_lock; nulled by the destroyed() hook
+    std::atomic<QObject *> m_receiver;  // written under m_lock; nulled by the destroyed() hook
     QPointer<QObject> m_weak;     // second line: holds even if the hook was disconnected
     QAtomicInt m_ref { 1 };       // the registry's reference
 };
