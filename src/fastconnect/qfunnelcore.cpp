@@ -63,9 +63,14 @@ void QFunnelCore::sweepStoppedQueue()
     {
         QMutexLocker locker(&m_sweepLock);
         quint64 dropped = 0;
+        bool tookStopToken = false;
         for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);) {
-            if (!b)
+            if (!b) {
+                // A producer sweeping while stop() waits for the relay may get here first; the
+                // relay has not seen the token then (it exits on it), so it goes back below.
+                tookStopToken = true;
                 continue;
+            }
             if (QFunnelFlushMarker::is(b)) {
                 static_cast<QFunnelFlushMarker *>(b)->complete();
                 continue;
@@ -89,6 +94,8 @@ void QFunnelCore::sweepStoppedQueue()
             countDropped(dropped);
             releaseCredits(qsizetype(dropped));
         }
+        if (tookStopToken)
+            m_queue.push(nullptr);
     }
     deref();
 }
