@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfastconnect.h"
+#include "qfastconnect_p.h"
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelreceiverguard_p.h"
@@ -201,10 +202,6 @@ QFunnelSlotObject::~QFunnelSlotObject()
         core->deref();
 }
 
-static const char *classNameOf(const QObject *o)
-{
-    return o ? o->metaObject()->className() : "(nullptr)";
-}
 
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
 static constexpr int SupportedModeBits =

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfastinvoke.h"
+#include "qfastconnect_p.h"
 #include "qfunnel_p.h"
 #include "qfunnelcapture_p.h"
 #include "qfunnelcore_p.h"
@@ -159,11 +160,6 @@ InvokeSlotCache &invokeSlots()
     if (Q_UNLIKELY(!t_invokeSlots))
         t_invokeSlots = &t_invokeSlotsOwner;
     return *t_invokeSlots;
-}
-
-const char *classNameOf(const QObject *o)
-{
-    return o ? o->metaObject()->className() : "(nullptr)";
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelmetacall_p.h"
+#include "qfastconnect_p.h"
 #include "qfastconnect.h"
 
 #include <QtCore/private/qobject_p.h>
@@ -107,11 +108,6 @@ public:
     {
     }
 };
-
-const char *classNameOf(const QObject *o)
-{
-    return o ? o->metaObject()->className() : "(nullptr)";
-}
 
 } // namespace
 

@@ -1,0 +1,35 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFASTCONNECT_P_H
+#define QFASTCONNECT_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qobject.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+// For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
+inline const char *classNameOf(const QObject *o)
+{
+    return o ? o->metaObject()->className() : "(nullptr)";
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFASTCONNECT_P_H
