@@ -121,7 +121,6 @@ void QFunnelInbox::deliver()
 void QFunnelInbox::runPass()
 {
     QFunnelCore *core = m_core;
-    const bool stopped = core->isStopped();
     // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
@@ -136,7 +135,7 @@ void QFunnelInbox::runPass()
         m_first = c->next;
         if (!m_first)
             m_last = nullptr;
-        settled += deliverOne(c, stopped);
+        settled += deliverOne(c);
         if (++count % 128 == 0) {
             if (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs))
                 break;
@@ -152,10 +151,12 @@ void QFunnelInbox::runPass()
 }
 
 // Returns the number of credits the call gives back (0 if it was forwarded).
-qsizetype QFunnelInbox::deliverOne(QFunnelCall *call, bool stopped)
+qsizetype QFunnelInbox::deliverOne(QFunnelCall *call)
 {
     QFunnelSlotObject *so = call->slotObject;
-    if (stopped) {
+    // Checked per call, not per pass: stop() does not wait for a running pass (its slot may
+    // wait for stop()'s thread), so once stop() has returned no further slot may start.
+    if (Q_UNLIKELY(m_core->isStopped())) {
         so->destroyCall(call);
         m_core->countDropped();
         return 1;

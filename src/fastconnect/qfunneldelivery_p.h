@@ -75,7 +75,7 @@ private:
     void takeAll();
     void postWake();
     void dropAll();
-    qsizetype deliverOne(QFunnelCall *call, bool stopped);
+    qsizetype deliverOne(QFunnelCall *call);
     void evictOldest();
     // Single writer (the pass lock's holder); no locked instruction.
     static void bump(std::atomic<quint64> &c) noexcept
