@@ -315,6 +315,8 @@ void tst_QFastConnect::functorWithContext()
     Q_EMIT producer.counted(CountedValue(42));
     QTRY_COMPARE(got.load(), 42u);
     QCOMPARE(ranIn.load(), &worker);
+    // Cut first, as above: ~QObject in the worker would otherwise read producer.
+    QObject::disconnect(&producer, nullptr, context, nullptr);
     deleteLaterInItsThread(context);
 }
 
@@ -347,6 +349,8 @@ void tst_QFastConnect::receiverMovedToAnotherThread()
     receiver->moveToThread(&worker);  // before the main thread delivered it
     QTRY_COMPARE(receiver->calls.load(), 1);
     QCOMPARE(receiver->lastThread.load(), &worker);
+    // Cut first, as above: ~QObject in the worker would otherwise read producer.
+    QObject::disconnect(&producer, nullptr, receiver, nullptr);
     deleteLaterInItsThread(receiver);
 }
 
@@ -391,6 +395,8 @@ void tst_QFastConnect::byValueSlotGetsOneCopy()
     QTRY_COMPARE(CountedValue::live.load(), 0);
     QCOMPARE(receiver->lastValue.load(), 7u);
     QCOMPARE(CountedValue::copies.load(), 1);
+    // Cut first, as above: ~QObject in the worker would otherwise read producer.
+    QObject::disconnect(&producer, nullptr, receiver, nullptr);
     deleteLaterInItsThread(receiver);
 }
 
