@@ -7,7 +7,8 @@
 # QMetaObject::invokeMethod queued and, as references, Qt::DirectConnection and a plain member
 # call.
 #
-# Each path runs under callgrind for N and for 2N calls (tst_bench_funnel --deliver); the
+# Each path runs under callgrind for N and for 2N calls (tst_bench_funnel --deliver, after the
+# same warm-up in both runs, so that the pool has carved its pages before either count); the
 # difference of the two totals, divided by N, cancels start-up and shut-down costs. Valgrind
 # serializes the threads, which leaves instruction counts meaningful (not timings).
 #
