@@ -79,7 +79,7 @@ private:
     static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
     {
         switch (op) {
-        case Call:
+        case Run:
             static_cast<QFunnelInvokeCall *>(c)->fn(receiver, static_cast<QFunnelInvokeCall *>(c));
             break;
         case DestroyCall:
@@ -111,18 +111,27 @@ public:
         }
     }
 
-    QFunnelSlotObject *find(QFunnelCore *core, const QObject *receiver)
+    // The live slot object for (core, receiver), or null; no side effects (the per-call path).
+    QFunnelSlotObject *find(QFunnelCore *core, const QObject *receiver) const noexcept
     {
-        for (Entry &e : m_entries) {
+        for (const Entry &e : m_entries) {
             if (e.core != core || e.receiver != receiver)
                 continue;
             // A dead receiver's address may belong to a new object by now: check the guard.
             if (!core->isStopped() && e.slotObject->guard->isAlive(receiver))
                 return e.slotObject;
-            release(e);
             return nullptr;
         }
         return nullptr;
+    }
+
+    // Releases the entry for (core, receiver), if any (it was stale: find() said no).
+    void forget(QFunnelCore *core, const QObject *receiver)
+    {
+        for (Entry &e : m_entries) {
+            if (e.core == core && e.receiver == receiver)
+                release(e);
+        }
     }
 
     void insert(QFunnelCore *core, const QObject *receiver, QFunnelSlotObject *so)
@@ -164,7 +173,11 @@ InvokeSlotCache &invokeSlots()
 
 } // namespace
 
-QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
+namespace {
+// The first invoke of this thread to a receiver, or a bad call: out of line, so that the
+// per-call path saves no registers for it.
+Q_NEVER_INLINE QFunnelSlotObject *newInvokeTarget(QFunnel *funnel, const QObject *receiver,
+                                                  const char *where)
 {
     if (Q_UNLIKELY(!funnel || !receiver)) {
         qWarning("%s(%s): invalid nullptr parameter (%s)", where, classNameOf(receiver),
@@ -172,10 +185,7 @@ QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const 
         return nullptr;
     }
     QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-    if (QFunnelSlotObject *so = invokeSlots().find(core, receiver)) {
-        so->ref(); // the call's
-        return so;
-    }
+    invokeSlots().forget(core, receiver);
     if (core->isStopped()) {
         qWarning("%s(%s): the funnel has stopped (its QFunnel was destroyed, or the application "
                  "is shutting down)", where, classNameOf(receiver));
@@ -195,6 +205,19 @@ QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const 
     invokeSlots().insert(core, receiver, so); // the cache keeps the initial reference
     so->ref(); // the call's
     return so;
+}
+} // namespace
+
+QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
+{
+    if (Q_LIKELY(funnel && receiver && t_invokeSlots)) {
+        QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
+        if (QFunnelSlotObject *so = t_invokeSlots->find(core, receiver)) {
+            so->ref(); // the call's
+            return so;
+        }
+    }
+    return newInvokeTarget(funnel, receiver, where);
 }
 
 } // namespace QtFastConnectPrivate

@@ -19,7 +19,7 @@ namespace QtFastConnectPrivate {
 // object per (emitting thread, funnel, receiver) serves every invoke (see invokeTarget()).
 struct QFunnelInvokeCall : QFunnelCall
 {
-    // Runs the call (receiver non-null) or only destroys it (receiver null).
+    // Runs the call (receiver non-null), then destroys it; with a null receiver only destroys it.
     using Fn = void (*)(QObject *receiver, QFunnelInvokeCall *self);
     Fn fn;
 };
@@ -68,8 +68,7 @@ struct QFunnelInvokeCallImpl : QFunnelInvokeCall
         auto *self = static_cast<QFunnelInvokeCallImpl *>(base);
         if (receiver)
             self->call(receiver, std::index_sequence_for<Args...>{});
-        else
-            delete self;
+        delete self;
     }
 };
 

@@ -13,12 +13,8 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-namespace {
-
-// The lane this thread used last. Trivially destructible and initial-exec, so that the common
-// case costs two loads instead of a __tls_get_addr call (a shared library's default).
-thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
-thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
+thread_local QFunnelCore *QFunnelLane::tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
+thread_local QFunnelLane *QFunnelLane::tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
 
 // This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
 struct LaneSet
@@ -26,13 +22,14 @@ struct LaneSet
     QVarLengthArray<QFunnelLane *, 4> lanes;
     ~LaneSet()
     {
-        tlCachedCore = nullptr;
-        tlCachedLane = nullptr;
+        QFunnelLane::tlCachedCore = nullptr;
+        QFunnelLane::tlCachedLane = nullptr;
         qDeleteAll(lanes);
     }
 };
-thread_local LaneSet tlLanes;
 
+namespace {
+thread_local LaneSet tlLanes;
 } // namespace
 
 QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
@@ -51,10 +48,8 @@ QFunnelLane::~QFunnelLane()
     m_core->deref();
 }
 
-QFunnelLane *QFunnelLane::forCurrentThread(QFunnelCore *core)
+QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
 {
-    if (Q_LIKELY(tlCachedCore == core))
-        return tlCachedLane;
     LaneSet &set = tlLanes;
     QFunnelLane *lane = nullptr;
     for (qsizetype i = 0; i < set.lanes.size(); ++i) {
@@ -83,14 +78,13 @@ bool QFunnelLane::canBypassRelay() const noexcept
     return !m_open || (m_open->load() & QFunnelBatch::Sealed);
 }
 
-void QFunnelLane::append(QFunnelCall *call)
+void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
 {
     if (m_open) {
-        if (m_open->append(m_count, call)) {
-            if (++m_count == QFunnelBatch::Capacity) {
-                m_open = nullptr;   // full: the relay frees it once drained
-                m_handedOff = true;
-            }
+        if (!sealed && m_open->append(m_count, call)) {
+            // The batch's last call (append() took every other case).
+            m_open = nullptr;   // full: the relay frees it once drained
+            m_handedOff = true;
             return;
         }
         // Sealed before this call was published: reuse the batch for a new run.
@@ -107,41 +101,44 @@ void QFunnelLane::append(QFunnelCall *call)
 
 } // namespace QtFastConnectPrivate
 
+namespace QtFastConnectPrivate {
+namespace {
+// The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is full and
+// its overflow policy drops the newest call. Out of line: post() saves no registers for it.
+Q_NEVER_INLINE void rejectCall(QFunnelSlotObject *so, QFunnelCall *call)
+{
+    so->destroyCall(call);
+    so->core->countDropped();
+}
+} // namespace
+} // namespace QtFastConnectPrivate
+
 void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
 {
     QFunnelCore *c = core;
     QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
     lane->countEmitted();
-    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation()))) {
-        // The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is
-        // full and its overflow policy drops the newest call.
-        destroyCall(call);
-        c->countDropped();
-        return;
-    }
+    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation())))
+        return rejectCall(this, call);
     if (Q_UNLIKELY(mode & QtFastConnect::CoalesceCalls)) {
         // Before the call can reach delivery: there, a call that is no longer the latest of
         // its connection is skipped (QFunnelInbox::deliverOne()).
         latest.exchange(call, std::memory_order_acq_rel);
     }
+    QFunnelInbox *inbox = target.load(std::memory_order_acquire);
     if (lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
         // queued connection, instead of paying a relay wake-up on top. An emission from the
         // receiver's own thread always goes straight there, so that, as with Qt, the thread's
         // next event loop pass runs it.
-        QFunnelInbox *inbox = target.load(std::memory_order_acquire);
-        if ((c->relay().isIdle() && inbox->isIdle()) || inbox->isCurrentThread()) {
-            inbox->push(call, call);
-            return;
-        }
-    } else if (QFunnelInbox *inbox = target.load(std::memory_order_acquire);
-               Q_UNLIKELY(inbox->isCurrentThread())) {
+        if ((c->relay().isIdle() && inbox->isIdle()) || inbox->isCurrentThread())
+            return inbox->push(call, call);
+    } else if (Q_UNLIKELY(inbox->isCurrentThread())) {
         // The receiver's own thread, with earlier calls of this thread still in the relay:
         // once the relay has routed them, the call may go straight there, so that this
         // thread's next event loop pass runs it, as with Qt.
         flushCurrentThread(c);
-        inbox->push(call, call);
-        return;
+        return inbox->push(call, call);
     }
     lane->append(call);
     // stop() sweeps the queue after the relay's last round; a call queued after that sweep is

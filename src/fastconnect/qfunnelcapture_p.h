@@ -15,6 +15,8 @@
 // We mean it.
 //
 
+#include "qfunnelqueue_p.h"
+
 #include <QtFastConnect/qfastconnectglobal.h>
 
 #include <atomic>
@@ -32,7 +34,6 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 class QFunnelCore;
-struct QFunnelBatch;
 struct QFunnelCall;
 
 // Capture stage, per producer thread and funnel: the batch this thread is filling. Lives in a
@@ -48,7 +49,19 @@ public:
     // True when none of this thread's calls is in the relay's hands (its last batch was
     // sealed), so a direct hand-off to an inbox cannot overtake its earlier calls.
     bool canBypassRelay() const noexcept;
-    void append(QFunnelCall *call);
+    void append(QFunnelCall *call)
+    {
+        // The common case inline: the open batch takes the call and is not full yet.
+        if (Q_LIKELY(m_open) && Q_LIKELY(m_count + 1 < QFunnelBatch::Capacity)) {
+            if (Q_LIKELY(m_open->append(m_count, call))) {
+                ++m_count;
+                return;
+            }
+            appendSlow(call, true);
+            return;
+        }
+        appendSlow(call, false);
+    }
 
     // Credits reserved by this thread; see QFunnelCore::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
@@ -59,9 +72,24 @@ public:
     }
 
     // The calling thread's lane for core (created on first use).
-    static QFunnelLane *forCurrentThread(QFunnelCore *core);
+    static QFunnelLane *forCurrentThread(QFunnelCore *core)
+    {
+        if (Q_LIKELY(tlCachedCore == core))
+            return tlCachedLane;
+        return forCurrentThreadSlow(core);
+    }
 
 private:
+    static QFunnelLane *forCurrentThreadSlow(QFunnelCore *core);
+    // sealed: append() found m_open sealed (the call is not in it).
+    void appendSlow(QFunnelCall *call, bool sealed);
+
+    // The lane this thread used last. Trivially destructible and initial-exec, so that the
+    // common case costs two loads instead of a __tls_get_addr call (a shared library's default).
+    static thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC;
+    static thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC;
+    friend struct LaneSet;
+
     QFunnelCore *const m_core;      // holds a reference
     QFunnelBatch *m_open = nullptr; // the batch being filled, or the last one (maybe sealed)
     quint32 m_count = 0;            // calls written into m_open

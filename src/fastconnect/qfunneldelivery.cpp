@@ -53,11 +53,6 @@ void QFunnelInbox::push(QFunnelCall *top, QFunnelCall *bottom)
         postWake();
 }
 
-bool QFunnelInbox::isCurrentThread() const noexcept
-{
-    return m_threadData->threadId.loadRelaxed() == QThread::currentThreadId();
-}
-
 void QFunnelInbox::postWake()
 {
     QEvent *wake = new QEvent(WakeEvent);
@@ -126,8 +121,9 @@ void QFunnelInbox::runPass()
     takeAll();
     if (Q_UNLIKELY(core->evicting()))
         evictOldest();
+    // Started at the first budget check: a short pass (an idle funnel's single call) does not
+    // read the clock before its slot runs.
     QElapsedTimer clock;
-    clock.start();
     qsizetype settled = 0;
     int count = 0;
     while (m_first) {
@@ -137,8 +133,10 @@ void QFunnelInbox::runPass()
             m_last = nullptr;
         settled += deliverOne(c);
         if (++count % 128 == 0) {
-            if (count >= PassBudgetCalls || clock.hasExpired(PassBudgetMs))
+            if (count >= PassBudgetCalls || (clock.isValid() && clock.hasExpired(PassBudgetMs)))
                 break;
+            if (!clock.isValid())
+                clock.start();
             if (Q_UNLIKELY(core->evicting()))
                 evictOldest();
         }
@@ -154,21 +152,53 @@ void QFunnelInbox::runPass()
 qsizetype QFunnelInbox::deliverOne(QFunnelCall *call)
 {
     QFunnelSlotObject *so = call->slotObject;
+    const QFunnelReceiverGuard::State st = so->guard->state();
     // Checked per call, not per pass: stop() does not wait for a running pass (its slot may
     // wait for stop()'s thread), so once stop() has returned no further slot may start.
-    if (Q_UNLIKELY(m_core->isStopped())) {
+    if (Q_UNLIKELY(m_core->isStopped() || st.threadData != m_threadData
+                   || (so->mode & QtFastConnect::CoalesceCalls))) {
+        return deliverSpecial(call, st);
+    }
+    run(call, st.receiver);
+    return 1;
+}
+
+void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelSlotObject *so = call->slotObject;
+    bump(m_delivered);
+    if (QObjectPrivate::get(receiver)->connections.loadRelaxed()) {
+        // What sender() and senderSignalIndex() read; they check that the sender is still
+        // connected, exactly as for Qt's own queued calls.
+        QObjectPrivate::Sender senderScope(receiver, so->sender, so->signalIndex);
+        so->run(receiver, call);
+    } else {
+        so->run(receiver, call);
+    }
+    // After the sender scope's last look at the receiver: destroying the receiver cuts the
+    // connection, which releases this slot object too, so the reference orders the two for
+    // ThreadSanitizer (which cannot see Qt's own locks do it as well).
+    so->deref();
+}
+
+// Out of line, so that deliverOne() saves no registers for these: the funnel stopped, the
+// receiver was destroyed or moved to another thread, or the connection coalesces its calls.
+Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call,
+                                                      QFunnelReceiverGuard::State st)
+{
+    QFunnelSlotObject *so = call->slotObject;
+    if (m_core->isStopped()) {
         so->destroyCall(call);
         m_core->countDropped();
         return 1;
     }
-    const QFunnelReceiverGuard::State st = so->guard->state();
     if (!st.receiver) {
         // The receiver was destroyed: like Qt, never call, just free the arguments.
         so->destroyCall(call);
         bump(m_discarded);
         return 1;
     }
-    if (Q_UNLIKELY(st.threadData != m_threadData)) {
+    if (st.threadData != m_threadData) {
         // The receiver moved to another thread since the call was routed: follow it.
         if (!st.threadData->thread.loadAcquire()) {
             qWarning("QFunnel: receiver %s(%p) has no thread affinity any more; call dropped",
@@ -183,26 +213,16 @@ qsizetype QFunnelInbox::deliverOne(QFunnelCall *call)
         dest->push(call, call);
         return 0;
     }
-    if (Q_UNLIKELY(so->mode & QtFastConnect::CoalesceCalls)) {
-        // Only the latest call of the connection runs. The comparison cannot be fooled by a
-        // reused address: a newer call cannot get this call's memory while this call exists.
-        QFunnelCall *expected = call;
-        if (!so->latest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
-            so->destroyCall(call);
-            bump(m_coalesced);
-            return 1;
-        }
+    // CoalesceCalls: only the latest call of the connection runs. The comparison cannot be
+    // fooled by a reused address: a newer call cannot get this call's memory while this call
+    // exists.
+    QFunnelCall *expected = call;
+    if (!so->latest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
+        so->destroyCall(call);
+        bump(m_coalesced);
+        return 1;
     }
-    bump(m_delivered);
-    if (QObjectPrivate::get(st.receiver)->connections.loadRelaxed()) {
-        // What sender() and senderSignalIndex() read; they check that the sender is still
-        // connected, exactly as for Qt's own queued calls.
-        QObjectPrivate::Sender senderScope(st.receiver, so->sender, so->signalIndex);
-        so->invoke(st.receiver, call);
-    } else {
-        so->invoke(st.receiver, call);
-    }
-    so->destroyCall(call);
+    run(call, st.receiver);
     return 1;
 }
 

@@ -15,9 +15,13 @@
 // We mean it.
 //
 
+#include "qfunnelreceiverguard_p.h"
+
 #include <QtFastConnect/qfastconnect_impl.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qobject.h>
+#include <QtCore/qthread.h>
+#include <QtCore/private/qthread_p.h>
 
 #include <atomic>
 
@@ -37,7 +41,8 @@ class QFunnelCore;
 class QFunnelInbox final : public QObject
 {
 public:
-    // Delivery passes stop after this many calls or this long, then re-post themselves.
+    // Delivery passes stop after this many calls or this long (checked every 128 calls), then
+    // re-post themselves.
     static constexpr int PassBudgetCalls = 8192;
     static constexpr int PassBudgetMs = 4;
 
@@ -50,8 +55,11 @@ public:
     void push(QFunnelCall *top, QFunnelCall *bottom);
 
     QThreadData *receiverThreadData() const noexcept { return m_threadData; }
-    // True in the thread this inbox delivers in.
-    bool isCurrentThread() const noexcept;
+    // True in the thread this inbox delivers in. Inline: the capture asks on every call.
+    bool isCurrentThread() const noexcept
+    {
+        return m_threadData->threadId.loadRelaxed() == QThread::currentThreadId();
+    }
 
     // Statistics, any thread: calls run, calls not run because their receiver was destroyed,
     // calls skipped because a newer one of their connection was pending (CoalesceCalls).
@@ -76,6 +84,8 @@ private:
     void postWake();
     void dropAll();
     qsizetype deliverOne(QFunnelCall *call);
+    qsizetype deliverSpecial(QFunnelCall *call, QFunnelReceiverGuard::State st);
+    void run(QFunnelCall *call, QObject *receiver);
     void evictOldest();
     // Single writer (the pass lock's holder); no locked instruction.
     static void bump(std::atomic<quint64> &c) noexcept

@@ -58,7 +58,7 @@ void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *r
 {
     auto *that = static_cast<QFunnelMetaCallSlot *>(self);
     switch (op) {
-    case Call: {
+    case Run: {
         char *mem = reinterpret_cast<char *>(c);
         QVarLengthArray<void *, 8> argv(that->m_types.size() + 1);
         argv[0] = nullptr;   // a queued call has no return value
@@ -68,6 +68,7 @@ void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *r
         // destroyed, the base class's qt_metacall() ignores the subclass's method.
         QMetaObject::metacall(receiver, QMetaObject::InvokeMetaMethod, that->m_methodIndex,
                               argv.data());
+        that->destroy(c);
         break;
     }
     case DestroyCall:

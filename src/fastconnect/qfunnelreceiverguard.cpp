@@ -4,7 +4,10 @@
 #include "qfunnelreceiverguard_p.h"
 
 #include <QtCore/qhash.h>
+#include <QtCore/qmutex.h>
 #include <QtCore/private/qobject_p.h>
+
+#include <thread>
 
 QT_BEGIN_NAMESPACE
 
@@ -68,21 +71,12 @@ void QFunnelReceiverGuard::receiverDestroyed()
         if (it != reg.guards.cend() && it.value() == this)
             reg.guards.erase(it);
     }
-    {
-        // Waits for any reader that is looking at the receiver right now.
-        QMutexLocker locker(&m_lock);
-        m_receiver.store(nullptr, std::memory_order_release);
-    }
+    m_receiver.store(nullptr, std::memory_order_seq_cst);
+    // A reader that got the receiver before the store is reading its thread data: the object
+    // must outlive that. A few instructions, unless the reader was preempted in between.
+    while (m_readers.load(std::memory_order_seq_cst))
+        std::this_thread::yield();
     deref(); // the registry's reference
-}
-
-QFunnelReceiverGuard::State QFunnelReceiverGuard::state()
-{
-    QMutexLocker locker(&m_lock);
-    QObject *r = m_receiver.load(std::memory_order_relaxed);
-    if (!r || m_weak.isNull())
-        return { nullptr, nullptr };
-    return { r, QObjectPrivate::get(r)->threadData.loadAcquire() };
 }
 
 } // namespace QtFastConnectPrivate

@@ -17,8 +17,8 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtCore/qatomic.h>
-#include <QtCore/qmutex.h>
 #include <QtCore/qpointer.h>
+#include <QtCore/private/qobject_p.h>
 
 #include <atomic>
 
@@ -30,8 +30,9 @@ namespace QtFastConnectPrivate {
 
 // Tells the delivery stage whether a receiver still exists, and which thread it lives in,
 // without racing its destruction. One guard per receiver object, shared by all its funnel
-// connections. ~QObject emits destroyed() before freeing the object; the guard's hook takes the
-// guard's lock there, so a reader holding the lock can safely look at the receiver.
+// connections. ~QObject emits destroyed() before freeing the object; the guard's hook clears the
+// receiver there and then waits for the readers that may still be looking at it (a Dekker-style
+// handshake: no lock on the per-call path).
 class QFunnelReceiverGuard
 {
 public:
@@ -44,7 +45,18 @@ public:
     // The receiver and its thread data if it is alive, else {nullptr, nullptr}. The answer
     // stays true while the caller runs in that receiver's thread.
     struct State { QObject *receiver; QThreadData *threadData; };
-    State state();
+    State state() noexcept
+    {
+        // seq_cst on both sides: either this load sees the hook's null, or the hook sees this
+        // reader and waits until it has read the thread data.
+        m_readers.fetch_add(1, std::memory_order_seq_cst);
+        QObject *r = m_receiver.load(std::memory_order_seq_cst);
+        State s { nullptr, nullptr };
+        if (Q_LIKELY(r) && Q_LIKELY(!m_weak.isNull()))
+            s = { r, QObjectPrivate::get(r)->threadData.loadAcquire() };
+        m_readers.fetch_sub(1, std::memory_order_release);
+        return s;
+    }
 
     // Whether receiver is this guard's receiver and alive, without the lock; any thread. Exact
     // unless the receiver is being destroyed concurrently (then either answer may come back).
@@ -57,8 +69,8 @@ private:
     explicit QFunnelReceiverGuard(QObject *receiver);
     void receiverDestroyed();
 
-    QBasicMutex m_lock;
-    std::atomic<QObject *> m_receiver;  // written under m_lock; nulled by the destroyed() hook
+    std::atomic<QObject *> m_receiver;  // nulled by the destroyed() hook
+    std::atomic<int> m_readers { 0 };   // state() calls looking at the receiver right now
     QPointer<QObject> m_weak;     // second line: holds even if the hook was disconnected
     QAtomicInt m_ref { 1 };       // the registry's reference
 };
