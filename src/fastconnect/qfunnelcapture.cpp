@@ -30,6 +30,14 @@ struct LaneSet
 
 namespace {
 thread_local LaneSet tlLanes;
+
+// The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is full and
+// its overflow policy drops the newest call. Out of line: post() saves no registers for it.
+Q_NEVER_INLINE void rejectCall(QFunnelSlotObject *so, QFunnelCall *call)
+{
+    so->destroyCall(call);
+    so->core->countDropped();
+}
 } // namespace
 
 QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
@@ -99,18 +107,6 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
     m_core->queue().push(m_open);
 }
 
-} // namespace QtFastConnectPrivate
-
-namespace QtFastConnectPrivate {
-namespace {
-// The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is full and
-// its overflow policy drops the newest call. Out of line: post() saves no registers for it.
-Q_NEVER_INLINE void rejectCall(QFunnelSlotObject *so, QFunnelCall *call)
-{
-    so->destroyCall(call);
-    so->core->countDropped();
-}
-} // namespace
 } // namespace QtFastConnectPrivate
 
 void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
