@@ -24,8 +24,6 @@
 
 QT_BEGIN_NAMESPACE
 
-class QThreadData;
-
 namespace QtFastConnectPrivate {
 
 // Tells the delivery stage whether a receiver still exists, and which thread it lives in,
@@ -58,8 +56,9 @@ public:
         return s;
     }
 
-    // Whether receiver is this guard's receiver and alive, without the lock; any thread. Exact
-    // unless the receiver is being destroyed concurrently (then either answer may come back).
+    // Whether receiver is this guard's receiver and alive, reading no receiver memory; any
+    // thread. Exact unless the receiver is being destroyed concurrently (then either answer may
+    // come back).
     bool isAlive(const QObject *receiver) const noexcept
     {
         return m_receiver.load(std::memory_order_acquire) == receiver && !m_weak.isNull();
