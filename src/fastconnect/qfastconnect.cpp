@@ -291,14 +291,15 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
 }
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
-// relaxed loads of the atomic links, no lock. A disconnected entry not yet cleaned up has a null
+// atomic links, no lock. The vector is loaded with acquire: newer Qt publishes it with a release
+// store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet cleaned up has a null
 // receiver and does not count.
 bool mayMoveArguments(QFunnelSlotObject *so)
 {
     using Connection = QObjectPrivate::Connection;
     const QObjectPrivate::ConnectionData *cd =
             QObjectPrivate::get(so->sender)->connections.loadRelaxed();
-    const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadRelaxed() : nullptr;
+    const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadAcquire() : nullptr;
     int live = 0;
     if (vector && so->signalIndex < vector->count()) {
         for (const Connection *c = vector->at(so->signalIndex).first.loadRelaxed(); c;

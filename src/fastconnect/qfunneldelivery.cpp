@@ -3,6 +3,7 @@
 
 #include "qfunneldelivery_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 
 #include <QtCore/qcoreapplication.h>
@@ -167,10 +168,10 @@ void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
 {
     QFunnelSlotObject *so = call->slotObject;
     bump(m_delivered);
-    if (QObjectPrivate::get(receiver)->connections.loadRelaxed()) {
+    if (QObjectPrivate::ConnectionData *cd = QObjectPrivate::get(receiver)->connections.loadRelaxed()) {
         // What sender() and senderSignalIndex() read; they check that the sender is still
         // connected, exactly as for Qt's own queued calls.
-        QObjectPrivate::Sender senderScope(receiver, so->sender, so->signalIndex);
+        QFunnelSenderScope senderScope(receiver, so->sender, so->signalIndex, cd);
         so->run(receiver, call);
     } else {
         so->run(receiver, call);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelmetacall_p.h"
+#include "qfunnelqtcompat_p.h"
 #include "qfastconnect_p.h"
 #include "qfastconnect.h"
 
@@ -30,8 +31,7 @@ QFunnelMetaCallSlot::QFunnelMetaCallSlot(int methodIndex, const QList<QMetaType>
 
 bool QFunnelMetaCallSlot::isQueueable(QMetaType type)
 {
-    const QtPrivate::QMetaTypeInterface *iface = type.iface();
-    return type.isValid() && iface && iface->copyCtr;
+    return isCopyConstructible(type);
 }
 
 QFunnelCall *QFunnelMetaCallSlot::makeCall(void **argv)
