@@ -5,8 +5,10 @@
 #include "qfastconnect_p.h"
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelinbox_p.h"
 #include "qfunnelreceiverguard_p.h"
 
+#include <QtCore/private/qcoreapplication_p.h>
 #include <QtCore/private/qmetaobject_p.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qobject_p_p.h>
@@ -196,10 +198,56 @@ namespace QtFastConnectPrivate {
 
 QFunnelSlotObject::~QFunnelSlotObject()
 {
+    if (inbox)
+        inbox->deref();
     if (guard)
         guard->deref();
     if (core)
         core->deref();
+}
+
+bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelSlotObject *so,
+                     const char *where)
+{
+    if (core->isStopped()) {
+        qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
+                 "shutting down)", where);
+        return false;
+    }
+    QObject *r = const_cast<QObject *>(receiver);
+    // The receiver's thread data, read under its posted-event lock: the receiver's own thread
+    // may move it to another thread meanwhile (and that could free the old data).
+    QThread *thread = nullptr;
+    bool running = false;
+    Qt::HANDLE threadId = nullptr;
+    {
+        const auto locker = QCoreApplicationPrivate::lockThreadPostEventList(r);
+        if (QThreadData *td = locker.threadData) {
+            thread = td->thread.loadAcquire();
+            running = td->eventDispatcher.loadAcquire() != nullptr;
+            threadId = td->threadId.loadRelaxed();
+        }
+    }
+    if (!thread) {
+        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls",
+                 where, static_cast<const void *>(receiver));
+        return false;
+    }
+    // A thread without an event dispatcher has not started yet, or has finished: only then
+    // ask which (QThread::isFinished() takes a lock).
+    if (!running && thread->isFinished()) {
+        // Its thread ran and returned: no event loop will run the slot (unless the thread is
+        // started again), so refuse instead of letting calls wait for ever.
+        qWarning("%s: receiver %p lives in a thread that has finished, so no event loop could "
+                 "run its calls", where, static_cast<const void *>(receiver));
+        return false;
+    }
+    core->addReceiverThread(thread);
+    core->ref();
+    so->core = core;
+    so->guard = QFunnelReceiverGuard::acquire(r);
+    so->inbox = core->inboxFor(so->guard, threadId);
+    return true;
 }
 
 
@@ -257,37 +305,24 @@ bool prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod
                  classNameOf(receiver));
         return false;
     }
-    QThreadData *td = QObjectPrivate::get(receiver)->threadData.loadAcquire();
-    if (!td || !td->thread.loadAcquire()) {
-        qWarning("QtFastConnect::connect(%s, %s): receiver %p has no thread affinity, so no "
-                 "thread could run its slot",
-                 classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
+    const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender) + "::"
+            + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
+    if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, so, where.constData()))
         return false;
-    }
-    if (td->thread.loadAcquire()->isFinished()) {
-        // Its thread ran and returned: no event loop will run the slot (unless the thread is
-        // started again), so refuse instead of letting calls wait for ever.
-        qWarning("QtFastConnect::connect(%s, %s): receiver %p lives in a thread that has "
-                 "finished, so no event loop could run its slot",
-                 classNameOf(sender), classNameOf(receiver), static_cast<const void *>(receiver));
-        return false;
-    }
-    QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-    if (core->isStopped()) {
-        qWarning("QtFastConnect::connect(%s::%s, %s): the funnel has stopped (its QFunnel was "
-                 "destroyed, or the application is shutting down)",
-                 classNameOf(sender), signal.methodSignature().constData(),
-                 classNameOf(receiver));
-        return false;
-    }
-    core->ref();
-    so->core = core;
-    so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
     so->sender = const_cast<QObject *>(sender);
     so->signalIndex = signalIndex;
     so->mode = mode | QtFastConnect::FunnelConnection;
-    so->target.store(core->inboxFor(td), std::memory_order_release);
     return true;
+}
+
+QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
+                                       const QObject *receiver,
+                                       QtPrivate::QSlotObjectBase *capture, int type)
+{
+    // Qt's own connect with our slot object (QObject::connect() would wrap a functor in one
+    // whose Compare operation never matches): QObjectPrivate::connect() takes a method index.
+    return QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
+                                   Qt::ConnectionType(Qt::DirectConnection | type));
 }
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:

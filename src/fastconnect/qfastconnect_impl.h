@@ -81,14 +81,14 @@ public:
         deref();
     }
 
-    // Routing state, written once by the connect call before the capture functor is installed
-    // (target is later re-pointed by delivery when the receiver changes thread).
+    // Routing state, written once by the connect call before the capture is installed (and so
+    // published to emitting threads by Qt's connect, and to the other stages by the calls).
     QFunnelCore *core = nullptr;                 // holds a reference
     QFunnelReceiverGuard *guard = nullptr;       // holds a reference
+    QFunnelInbox *inbox = nullptr;               // holds a reference; the receiver's, any thread
     QObject *sender = nullptr;
     int signalIndex = -1;
     int mode = QtFastConnect::FunnelConnection;  // ConnectionMode bits, validated
-    std::atomic<QFunnelInbox *> target { nullptr };
     // CoalesceCalls: the newest call captured for this connection. Only the call it points to
     // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
     std::atomic<QFunnelCall *> latest { nullptr };
@@ -164,6 +164,8 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
 public:
     using CallNode = CallType;
     explicit QFunnelMemberSlot(Func f) : QFunnelSlotObject(&impl), m_func(f) {}
+    // Qt's Compare operation: a is the address of the member function pointer to compare with.
+    bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
 };
 
 template <typename Func, typename Stored> class QFunnelFunctorSlot;
@@ -203,20 +205,8 @@ class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>> : public QFunnelSlotO
 public:
     using CallNode = CallType;
     explicit QFunnelFunctorSlot(Func &&f) : QFunnelSlotObject(&impl), m_func(std::move(f)) {}
-};
-
-// Owns one reference to a slot object; moved into the functor that Qt calls inside emit.
-class QFunnelSlotObjectRef
-{
-    QFunnelSlotObject *m_so;
-public:
-    explicit QFunnelSlotObjectRef(QFunnelSlotObject *so) noexcept : m_so(so) {}
-    QFunnelSlotObjectRef(const QFunnelSlotObjectRef &o) noexcept : m_so(o.m_so) { if (m_so) m_so->ref(); }
-    QFunnelSlotObjectRef(QFunnelSlotObjectRef &&o) noexcept : m_so(std::exchange(o.m_so, nullptr)) {}
-    QFunnelSlotObjectRef &operator=(const QFunnelSlotObjectRef &) = delete;
-    QFunnelSlotObjectRef &operator=(QFunnelSlotObjectRef &&) = delete;
-    ~QFunnelSlotObjectRef() { if (m_so) m_so->deref(); }
-    QFunnelSlotObject *get() const noexcept { return m_so; }
+    // A functor compares equal to nothing, as with QObject::connect().
+    bool isSlot(void **) const { return false; }
 };
 
 // Under MoveArguments: whether the capture may move from the signal's arguments, i.e. whether
@@ -224,42 +214,56 @@ public:
 // connection and returns false (the capture then copies). Emitting thread, inside emit.
 Q_FASTCONNECT_EXPORT bool mayMoveArguments(QFunnelSlotObject *so);
 
-// Capture stage, template half: installed on the signal with Qt::DirectConnection, so it runs
-// inside emit in the emitting thread. Copies the arguments the slot consumes into a call (or,
-// under MoveArguments, moves the by-value ones) and posts it; no Qt lock is held and the
-// receiver's thread is not touched.
-template <typename SlotObj, typename SignalArgs, typename Stored> struct QFunnelCaptureFunctor;
+// Capture stage, template half: Qt's slot object of the connection, installed on the signal as
+// a direct connection to the receiver, so it runs inside emit in the emitting thread. Copies
+// the arguments the slot consumes into a call (or, under MoveArguments, moves the by-value
+// ones) and posts it; no Qt lock is held and the receiver's thread is not touched. Its Compare
+// operation answers for the funnel slot, so that QObject::disconnect(sender, &Sender::signal,
+// receiver, &Receiver::slot) finds the connection as it finds a queued one.
+template <typename SlotObj, typename SignalArgs, typename Stored> class QFunnelCaptureSlot;
 template <typename SlotObj, typename... SignalArgs, typename... Stored>
-struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>>
+class QFunnelCaptureSlot<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>>
+    : public QtPrivate::QSlotObjectBase
 {
-    QFunnelSlotObjectRef slotObject;
+    SlotObj *const m_slot;   // holds a reference
 
-    // refs holds lvalues: const ones for const T& signal parameters, non-const ones for
-    // by-value parameters (Qt passes moc's storage, the signal function's own parameter).
-    template <bool Move, typename Refs, std::size_t... I>
-    static QFunnelCall *makeCall(QFunnelSlotObject *so, [[maybe_unused]] Refs &refs,
-                                 std::index_sequence<I...>)
+    // argv[I + 1] points at signal argument I: const for const T& parameters, non-const for
+    // by-value ones (moc passes the signal function's own parameter).
+    template <std::size_t I>
+    static auto &argument(void **argv)
     {
-        so->ref();
-        if constexpr (Move) // std::move of a const lvalue still copies, as it must
-            return new typename SlotObj::CallNode(so, std::move(std::get<I>(refs))...);
-        else
-            return new typename SlotObj::CallNode(so, std::as_const(std::get<I>(refs))...);
+        using Arg = std::remove_reference_t<std::tuple_element_t<I, std::tuple<SignalArgs...>>>;
+        return *reinterpret_cast<Arg *>(argv[I + 1]);
     }
-    // A template so that Qt's FunctorCall hands over each argument with its own constness.
-    template <typename... A>
-    void operator()(A &&...args) const
+    template <std::size_t... I>
+    QFunnelCall *makeCall(void **argv, std::index_sequence<I...>)
     {
-        static_assert(sizeof...(A) == sizeof...(SignalArgs));
-        QFunnelSlotObject *so = slotObject.get();
-        auto refs = std::forward_as_tuple(args...);
-        QFunnelCall *call;
-        if (Q_UNLIKELY(so->mode & QtFastConnect::MoveArguments) && mayMoveArguments(so))
-            call = makeCall<true>(so, refs, std::index_sequence_for<Stored...>{});
-        else
-            call = makeCall<false>(so, refs, std::index_sequence_for<Stored...>{});
-        so->post(call);
+        m_slot->ref();
+        // std::move of a const argument still copies, as it must.
+        if (Q_UNLIKELY(m_slot->mode & QtFastConnect::MoveArguments) && mayMoveArguments(m_slot))
+            return new typename SlotObj::CallNode(m_slot, std::move(argument<I>(argv))...);
+        return new typename SlotObj::CallNode(m_slot, std::as_const(argument<I>(argv))...);
     }
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
+    {
+        auto *that = static_cast<QFunnelCaptureSlot *>(self);
+        switch (which) {
+        case Destroy:
+            that->m_slot->deref();
+            delete that;
+            break;
+        case Call:
+            that->m_slot->post(that->makeCall(argv, std::index_sequence_for<Stored...>{}));
+            break;
+        case Compare:
+            *ret = that->m_slot->isSlot(argv);
+            break;
+        }
+    }
+
+public:
+    // Takes over the caller's reference on slot.
+    explicit QFunnelCaptureSlot(SlotObj *slot) : QSlotObjectBase(&impl), m_slot(slot) {}
 };
 
 // Validates a connection and fills in the slot object's routing state. Prints a qWarning and
@@ -267,6 +271,11 @@ struct QFunnelCaptureFunctor<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate:
 Q_FASTCONNECT_EXPORT bool prepareConnection(QFunnel *funnel, const QObject *sender,
                                             const QMetaMethod &signal, const QObject *receiver,
                                             QFunnelSlotObject *so, int mode);
+// Installs capture on signal as a direct connection to receiver (type: Qt's flags to add, such
+// as Qt::SingleShotConnection). Takes ownership of capture.
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connectCapture(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+               QtPrivate::QSlotObjectBase *capture, int type);
 
 template <typename Func1, typename SlotObj, typename Stored>
 QMetaObject::Connection connectSlotObject(QFunnel *funnel,
@@ -275,16 +284,15 @@ QMetaObject::Connection connectSlotObject(QFunnel *funnel,
                                           QtFastConnect::ConnectionMode mode)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
-    QFunnelSlotObjectRef ref(so);
-    if (!prepareConnection(funnel, sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),
-                           receiver, so, mode.toInt())) {
+    const QMetaMethod signalMethod = sender ? QMetaMethod::fromSignal(signal) : QMetaMethod();
+    if (!prepareConnection(funnel, sender, signalMethod, receiver, so, mode.toInt())) {
+        so->deref();
         return QMetaObject::Connection();
     }
     // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit.
-    return QObject::connect(sender, signal, receiver,
-                            QFunnelCaptureFunctor<SlotObj, SignalArgs, Stored>{ std::move(ref) },
-                            Qt::ConnectionType(Qt::DirectConnection
-                                               | (mode.toInt() & Qt::SingleShotConnection)));
+    return connectCapture(sender, signalMethod, receiver,
+                          new QFunnelCaptureSlot<SlotObj, SignalArgs, Stored>(so),
+                          mode.toInt() & Qt::SingleShotConnection);
 }
 
 template <typename L> struct QFunnelDecayList;

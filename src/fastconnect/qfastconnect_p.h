@@ -22,6 +22,16 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+class QFunnelCore;
+class QFunnelSlotObject;
+
+// The one check of a receiver (or context object) shared by every connect and invoke: core has
+// not stopped, the receiver has thread affinity and its thread has not finished. On success
+// fills in so's core, guard and inbox (each with a reference) and returns true; otherwise
+// prints a qWarning starting with where and returns false. Any thread.
+bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelSlotObject *so,
+                     const char *where);
+
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
 inline const char *classNameOf(const QObject *o)
 {

@@ -95,6 +95,9 @@ private:
 class InvokeSlotCache;
 // This thread's cache once it was set up; null again after thread exit destroyed it.
 thread_local InvokeSlotCache *t_invokeSlots QFC_TLS_INITIAL_EXEC = nullptr;
+// Set when thread exit destroyed the cache: an invoke from a later thread_local destructor must
+// not set it up again (its storage is gone). Trivially destructible, so it outlives the cache.
+thread_local bool t_invokeSlotsGone QFC_TLS_INITIAL_EXEC = false;
 
 // The calling thread's recently used invoke slot objects, each holding a reference. A handful
 // of entries covers the usual "a worker reports to one or two receivers"; a miss costs the
@@ -105,6 +108,7 @@ public:
     ~InvokeSlotCache()
     {
         t_invokeSlots = nullptr;
+        t_invokeSlotsGone = true;
         for (Entry &e : m_entries) {
             if (e.slotObject)
                 e.slotObject->deref();
@@ -164,11 +168,12 @@ private:
 // The owner is destroyed at thread exit; the per-invoke path reads only the trivial pointer.
 thread_local InvokeSlotCache t_invokeSlotsOwner;
 
-InvokeSlotCache &invokeSlots()
+// Null once thread exit destroyed this thread's cache.
+InvokeSlotCache *invokeSlots()
 {
-    if (Q_UNLIKELY(!t_invokeSlots))
+    if (Q_UNLIKELY(!t_invokeSlots) && !t_invokeSlotsGone)
         t_invokeSlots = &t_invokeSlotsOwner;
-    return *t_invokeSlots;
+    return t_invokeSlots;
 }
 
 } // namespace
@@ -185,24 +190,19 @@ Q_NEVER_INLINE QFunnelSlotObject *newInvokeTarget(QFunnel *funnel, const QObject
         return nullptr;
     }
     QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-    invokeSlots().forget(core, receiver);
-    if (core->isStopped()) {
-        qWarning("%s(%s): the funnel has stopped (its QFunnel was destroyed, or the application "
-                 "is shutting down)", where, classNameOf(receiver));
-        return nullptr;
-    }
-    QThreadData *td = QObjectPrivate::get(receiver)->threadData.loadAcquire();
-    if (!td || !td->thread.loadAcquire()) {
-        qWarning("%s(%s): receiver %p has no thread affinity, so no thread could run the call",
-                 where, classNameOf(receiver), static_cast<const void *>(receiver));
-        return nullptr;
-    }
+    InvokeSlotCache *cache = invokeSlots();
+    if (cache)
+        cache->forget(core, receiver);
+    const QByteArray context = QByteArray(where) + "(" + classNameOf(receiver) + ")";
     auto *so = new QFunnelInvokeSlot;
-    core->ref();
-    so->core = core;
-    so->guard = QFunnelReceiverGuard::acquire(const_cast<QObject *>(receiver));
-    so->target.store(core->inboxFor(td), std::memory_order_release);
-    invokeSlots().insert(core, receiver, so); // the cache keeps the initial reference
+    if (!routeToReceiver(core, receiver, so, context.constData())) {
+        so->deref();
+        return nullptr;
+    }
+    if (cache)
+        cache->insert(core, receiver, so); // the cache keeps the initial reference, and
+    else
+        return so;  // (thread exit destroyed the cache) the call takes it
     so->ref(); // the call's
     return so;
 }

@@ -3,8 +3,8 @@
 
 #include "qfunnelcapture_p.h"
 #include "qfunnelcore_p.h"
-#include "qfunneldelivery_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelinbox_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -16,6 +16,10 @@ namespace QtFastConnectPrivate {
 thread_local QFunnelCore *QFunnelLane::tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
 thread_local QFunnelLane *QFunnelLane::tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
 
+// Set when thread exit destroyed this thread's lanes: an emission from a later thread_local
+// destructor must not touch them. Trivially destructible, so it outlives the lane set.
+thread_local bool tlLanesGone QFC_TLS_INITIAL_EXEC = false;
+
 // This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
 struct LaneSet
 {
@@ -24,6 +28,11 @@ struct LaneSet
     {
         QFunnelLane::tlCachedCore = nullptr;
         QFunnelLane::tlCachedLane = nullptr;
+        tlLanesGone = true;
+        // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
+        // route what this thread queued, so that they cannot overtake it.
+        for (QFunnelLane *lane : std::as_const(lanes))
+            flushCurrentThread(lane->core(), lane);
         qDeleteAll(lanes);
     }
 };
@@ -58,6 +67,8 @@ QFunnelLane::~QFunnelLane()
 
 QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
 {
+    if (Q_UNLIKELY(tlLanesGone))
+        return nullptr;
     LaneSet &set = tlLanes;
     QFunnelLane *lane = nullptr;
     for (qsizetype i = 0; i < set.lanes.size(); ++i) {
@@ -109,19 +120,42 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
 
 } // namespace QtFastConnectPrivate
 
+namespace QtFastConnectPrivate {
+// An emission from a thread_local destructor after this thread's lanes were destroyed: no
+// batch, no reservation; straight to the receiver's inbox (the lane set's destructor flushed
+// this thread's earlier calls through the relay first).
+Q_NEVER_INLINE static void postWithoutLane(QFunnelSlotObject *so, QFunnelCall *call)
+{
+    QFunnelCore *c = so->core;
+    c->countEmittedWithoutLane();
+    QFunnelCore::Reservation reservation { 0 };
+    c->addReservation(&reservation);
+    const bool admitted = !c->isStopped() && c->acquireCredit(reservation);
+    c->removeReservation(&reservation);   // gives back what the refill reserved beyond this call
+    if (!admitted)
+        return rejectCall(so, call);
+    if (Q_UNLIKELY(so->mode & QtFastConnect::CoalesceCalls))
+        so->latest.exchange(call, std::memory_order_relaxed);   // see post()
+    so->inbox->push(call, call);
+}
+} // namespace QtFastConnectPrivate
+
 void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
 {
     QFunnelCore *c = core;
     QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
+    if (Q_UNLIKELY(!lane))
+        return postWithoutLane(this, call);
     lane->countEmitted();
     if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation())))
         return rejectCall(this, call);
     if (Q_UNLIKELY(mode & QtFastConnect::CoalesceCalls)) {
         // Before the call can reach delivery: there, a call that is no longer the latest of
-        // its connection is skipped (QFunnelInbox::deliverOne()).
-        latest.exchange(call, std::memory_order_acq_rel);
+        // its connection is skipped (QFunnelInbox::deliverSpecial()). Relaxed: the pointer is
+        // only compared, a read-modify-write always sees the newest value, and the call
+        // itself reaches delivery through the push's release.
+        latest.exchange(call, std::memory_order_relaxed);
     }
-    QFunnelInbox *inbox = target.load(std::memory_order_acquire);
     if (lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
         // queued connection, instead of paying a relay wake-up on top. An emission from the
@@ -133,7 +167,7 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
         // The receiver's own thread, with earlier calls of this thread still in the relay:
         // once the relay has routed them, the call may go straight there, so that this
         // thread's next event loop pass runs it, as with Qt.
-        flushCurrentThread(c);
+        flushCurrentThread(c, lane);
         return inbox->push(call, call);
     }
     lane->append(call);

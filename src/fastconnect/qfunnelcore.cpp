@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelcore_p.h"
-#include "qfunneldelivery_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelinbox_p.h"
 
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qdeadlinetimer.h>
@@ -25,18 +25,8 @@ QFunnelCore::QFunnelCore()
 
 QFunnelCore::~QFunnelCore()
 {
-    // No slot object, lane or call exists any more: each holds a reference.
+    // No slot object, lane, inbox or call exists any more: each holds a reference.
     stop();
-    for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
-        inbox->detach();
-        QThread *t = inbox->receiverThreadData()->thread.loadAcquire();
-        // Its thread may be inside the inbox's event() right now (this destructor can run from
-        // a delivery that released the last reference): let that thread delete it.
-        if (QCoreApplication::instance() && t && t->isRunning())
-            inbox->deleteLater();
-        else
-            delete inbox;
-    }
 }
 
 void QFunnelCore::stop()
@@ -47,14 +37,20 @@ void QFunnelCore::stop()
     m_relay.stopAndJoin();
     sweepStoppedQueue();
     // Dropping runs argument and functor destructors (user code, which may connect): not
-    // under the inbox lock. Inboxes live as long as the core, so the copy stays valid.
+    // under the inbox lock. The references keep the copied inboxes alive meanwhile.
     QList<QFunnelInbox *> inboxes;
     {
         QMutexLocker locker(&m_inboxLock);
-        inboxes = m_inboxes.values();
+        inboxes.reserve(m_inboxes.size());
+        for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+            if (inbox->tryRef())
+                inboxes.append(inbox);
+        }
     }
-    for (QFunnelInbox *inbox : std::as_const(inboxes))
+    for (QFunnelInbox *inbox : std::as_const(inboxes)) {
         inbox->dropPendingOnStop();
+        inbox->deref();
+    }
 }
 
 void QFunnelCore::sweepStoppedQueue()
@@ -177,7 +173,7 @@ bool QFunnelCore::refillCredit(Reservation &r)
 
     // Full. A thread that receives from this funnel must not wait for room: the calls that
     // would make room may be waiting for this very thread. It goes over capacity, counted.
-    if (isReceiverThread(QThreadData::get2(QThread::currentThread()))) {
+    if (isReceiverThread(QThread::currentThread())) {
         noteDepth(cap - m_credits.fetch_sub(1, std::memory_order_relaxed) + 1);
         m_overCapacity.fetch_add(1, std::memory_order_relaxed);
         return true;
@@ -229,9 +225,17 @@ bool QFunnelCore::waitForCredit()
             continue;
         if (deadline.hasExpired())
             break;      // the caller drops this call and counts it
-        const qint64 waitMs = std::min<qint64>(deadline.remainingTime(),
-                                               warned ? StallWarningMs : warnAt.remainingTime());
-        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        // Woken by releaseCredits() when room is made; the timeout only serves the deadline and
+        // the one stall warning. (A Forever deadline's remainingTime() is -1: not a timeout.)
+        if (deadline.isForever() && warned) {
+            m_roomAvailable.wait(locker);
+        } else {
+            qint64 waitMs = warned ? deadline.remainingTime() : warnAt.remainingTime();
+            if (!deadline.isForever())
+                waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
+            m_roomAvailable.wait_for(locker,
+                                     std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        }
         if (!warned && warnAt.hasExpired()) {
             // Not an error by itself (a receiver may just be slow), but the classic deadlock
             // of a bounded queue: the receiver thread waiting for this producer.
@@ -289,7 +293,7 @@ void QFunnelCore::removeEmittedCounter(const std::atomic<quint64> *c)
 quint64 QFunnelCore::emittedCalls()
 {
     QMutexLocker locker(&m_reservationsLock);
-    quint64 n = m_retiredEmitted;
+    quint64 n = m_retiredEmitted + m_emittedWithoutLane.load(std::memory_order_relaxed);
     for (const std::atomic<quint64> *c : std::as_const(m_emittedCounters))
         n += c->load(std::memory_order_relaxed);
     return n;
@@ -297,8 +301,8 @@ quint64 QFunnelCore::emittedCalls()
 
 QFunnelCore::InboxTotals QFunnelCore::inboxTotals()
 {
-    InboxTotals t;
     QMutexLocker locker(&m_inboxLock);
+    InboxTotals t = m_retiredTotals;
     for (const QFunnelInbox *inbox : std::as_const(m_inboxes)) {
         t.delivered += inbox->deliveredCalls();
         t.discarded += inbox->discardedCalls();
@@ -323,21 +327,47 @@ void QFunnelCore::wakeBlockedProducers()
     m_roomAvailable.notify_all();
 }
 
-QFunnelInbox *QFunnelCore::inboxFor(QThreadData *threadData)
+QFunnelInbox *QFunnelCore::inboxFor(QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
 {
     QMutexLocker locker(&m_inboxLock);
-    QFunnelInbox *&inbox = m_inboxes[threadData];
-    if (!inbox) {
-        inbox = new QFunnelInbox(this, threadData);
-        inbox->moveToThread(threadData->thread.loadAcquire());
-    }
+    QFunnelInbox *&inbox = m_inboxes[guard];
+    // An inbox whose last reference is being dropped right now is replaced; its forgetInbox()
+    // then leaves the new one in place.
+    if (!inbox || !inbox->tryRef())
+        inbox = new QFunnelInbox(this, guard, threadId);
     return inbox;
 }
 
-bool QFunnelCore::isReceiverThread(QThreadData *threadData)
+void QFunnelCore::forgetInbox(QFunnelInbox *inbox)
 {
     QMutexLocker locker(&m_inboxLock);
-    return m_inboxes.contains(threadData);
+    auto it = m_inboxes.constFind(inbox->guard());
+    if (it != m_inboxes.cend() && it.value() == inbox)
+        m_inboxes.erase(it);
+    m_retiredTotals.delivered += inbox->deliveredCalls();
+    m_retiredTotals.discarded += inbox->discardedCalls();
+    m_retiredTotals.coalesced += inbox->coalescedCalls();
+}
+
+void QFunnelCore::addReceiverThread(QThread *thread)
+{
+    QMutexLocker locker(&m_inboxLock);
+    m_receiverThreads.removeIf([](const QPointer<QThread> &t) { return t.isNull(); });
+    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
+        if (t.data() == thread)
+            return;
+    }
+    m_receiverThreads.append(thread);
+}
+
+bool QFunnelCore::isReceiverThread(QThread *thread)
+{
+    QMutexLocker locker(&m_inboxLock);
+    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
+        if (t.data() == thread)
+            return true;
+    }
+    return false;
 }
 
 } // namespace QtFastConnectPrivate

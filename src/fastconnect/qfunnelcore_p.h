@@ -21,6 +21,8 @@
 #include <QtCore/qhash.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
+#include <QtCore/qpointer.h>
+#include <QtCore/qthread.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -33,10 +35,11 @@ class QThreadData;
 namespace QtFastConnectPrivate {
 
 class QFunnelInbox;
+class QFunnelReceiverGuard;
 
-// What a funnel is, apart from its QObject face: the queue, the relay, the receiver threads'
-// inboxes and the capacity. Reference counted, because slot objects, producer lanes and inboxes
-// may outlive the QFunnel that made them; after stop() it accepts nothing.
+// What a funnel is, apart from its QObject face: the queue, the relay, the receivers' inboxes
+// and the capacity. Reference counted, because slot objects, producer lanes and inboxes may
+// outlive the QFunnel that made them; after stop() it accepts nothing.
 class QFunnelCore
 {
     Q_DISABLE_COPY_MOVE(QFunnelCore)
@@ -87,9 +90,15 @@ public:
     void releaseCredits(qsizetype calls) noexcept;
     qsizetype pendingCalls();
 
-    // The inbox of a receiver thread, created on first use (any thread).
-    QFunnelInbox *inboxFor(QThreadData *threadData);
-    bool isReceiverThread(QThreadData *threadData);
+    // The inbox of the receiver guard watches, created on first use, with a reference for the
+    // caller (any thread). threadId: the receiver's thread now.
+    QFunnelInbox *inboxFor(QFunnelReceiverGuard *guard, Qt::HANDLE threadId);
+    // An inbox's last reference is gone: it leaves the registry, its statistics stay here.
+    void forgetInbox(QFunnelInbox *inbox);
+    // Threads that receiver objects of this funnel live in (at connect time, or at a delivery
+    // pass). Held as QPointers: a deleted QThread's address reused by a new one never matches.
+    void addReceiverThread(QThread *thread);
+    bool isReceiverThread(QThread *thread);
 
     QFunnelQueue &queue() noexcept { return m_queue; }
     QFunnelRelay &relay() noexcept { return m_relay; }
@@ -110,6 +119,11 @@ public:
 
     // Statistics, summed on read from per-lane and per-inbox counters (QFunnel::statistics()).
     void addEmittedCounter(const std::atomic<quint64> *c);
+    // An emission from a thread whose lanes thread exit already destroyed.
+    void countEmittedWithoutLane() noexcept
+    {
+        m_emittedWithoutLane.fetch_add(1, std::memory_order_relaxed);
+    }
     void removeEmittedCounter(const std::atomic<quint64> *c);
     quint64 emittedCalls();
     qsizetype highWaterMark() const noexcept { return m_highWater.load(std::memory_order_relaxed); }
@@ -145,7 +159,9 @@ private:
 
     QMutex m_sweepLock;
     QMutex m_inboxLock;
-    QHash<QThreadData *, QFunnelInbox *> m_inboxes;
+    QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes;   // guarded by m_inboxLock
+    QList<QPointer<QThread>> m_receiverThreads;                // guarded by m_inboxLock
+    InboxTotals m_retiredTotals;                               // guarded by m_inboxLock
 
     std::atomic<int> m_policy { Block };
     std::atomic<int> m_blockTimeoutMs { -1 };
@@ -153,6 +169,7 @@ private:
     QList<const std::atomic<quint64> *> m_emittedCounters;   // guarded by m_reservationsLock
     quint64 m_retiredEmitted = 0;                             // guarded by m_reservationsLock
 
+    std::atomic<quint64> m_emittedWithoutLane { 0 };
     std::atomic<quint64> m_dropped { 0 };
     std::atomic<quint64> m_overCapacity { 0 };
 

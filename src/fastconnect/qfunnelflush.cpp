@@ -13,11 +13,13 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-void flushCurrentThread(QFunnelCore *core)
+void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
 {
     if (core->isStopped())
         return;   // nothing pending will ever be delivered
-    if (QFunnelLane::forCurrentThread(core)->canBypassRelay())
+    if (!lane)
+        lane = QFunnelLane::forCurrentThread(core);
+    if (!lane || lane->canBypassRelay())
         return;   // none of this thread's calls is in the relay's hands
     // On the heap: a batch is ~4 KiB, too much for small thread stacks.
     auto marker = std::make_unique<QFunnelFlushMarker>();

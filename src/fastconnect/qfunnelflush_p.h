@@ -55,9 +55,11 @@ private:
     bool m_done = false;
 };
 
-// Returns once every call the calling thread emitted into core before is in its receiver
-// thread's inbox, with a wake-up posted.
-void flushCurrentThread(QFunnelCore *core);
+class QFunnelLane;
+
+// Returns once every call the calling thread emitted into core before is in its receiver's
+// inbox, with a wake-up posted. lane: the calling thread's lane for core, if the caller has it.
+void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane = nullptr);
 
 } // namespace QtFastConnectPrivate
 

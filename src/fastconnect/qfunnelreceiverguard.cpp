@@ -3,6 +3,7 @@
 
 #include "qfunnelreceiverguard_p.h"
 
+#include <QtCore/qcoreapplication.h>
 #include <QtCore/qhash.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/private/qobject_p.h>
@@ -62,6 +63,23 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
     return slot;
 }
 
+bool QFunnelReceiverGuard::post(QEvent *event)
+{
+    // seq_cst on both sides: either this load sees the hook's null, or the hook sees this
+    // reader and waits until the event is posted. ~QObject removes (and deletes) the posted
+    // events after destroyed(), so a posted event never reaches a freed receiver.
+    m_readers.fetch_add(1, std::memory_order_seq_cst);
+    QObject *r = m_receiver.load(std::memory_order_seq_cst);
+    const bool alive = r && !m_weak.isNull();
+    // Like a queued call, also to a receiver whose thread has not started, has finished (it
+    // may be started again) or that has no thread: the event waits in its posted-event list,
+    // and moves with it when it is moved to a thread.
+    if (Q_LIKELY(alive))
+        QCoreApplication::postEvent(r, event);
+    m_readers.fetch_sub(1, std::memory_order_release);
+    return alive;
+}
+
 void QFunnelReceiverGuard::receiverDestroyed()
 {
     {
@@ -72,8 +90,8 @@ void QFunnelReceiverGuard::receiverDestroyed()
             reg.guards.erase(it);
     }
     m_receiver.store(nullptr, std::memory_order_seq_cst);
-    // A reader that got the receiver before the store is reading its thread data: the object
-    // must outlive that. A few instructions, unless the reader was preempted in between.
+    // A reader that got the receiver before the store is posting to it: the object must
+    // outlive that. A few hundred instructions, unless the reader was preempted in between.
     while (m_readers.load(std::memory_order_seq_cst))
         std::this_thread::yield();
     deref(); // the registry's reference

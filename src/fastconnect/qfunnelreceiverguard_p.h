@@ -18,19 +18,20 @@
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtCore/qatomic.h>
 #include <QtCore/qpointer.h>
-#include <QtCore/private/qobject_p.h>
 
 #include <atomic>
 
 QT_BEGIN_NAMESPACE
 
+class QEvent;
+
 namespace QtFastConnectPrivate {
 
-// Tells the delivery stage whether a receiver still exists, and which thread it lives in,
-// without racing its destruction. One guard per receiver object, shared by all its funnel
-// connections. ~QObject emits destroyed() before freeing the object; the guard's hook clears the
-// receiver there and then waits for the readers that may still be looking at it (a Dekker-style
-// handshake: no lock on the per-call path).
+// Whether a receiver still exists, for threads that are not the receiver's, without racing its
+// destruction. One guard per receiver object, shared by all its funnel connections and inboxes.
+// ~QObject emits destroyed() before freeing the object; the guard's hook clears the receiver
+// there and then waits for the threads that may still be using it (a Dekker-style handshake:
+// no lock on the per-wake-up path).
 class QFunnelReceiverGuard
 {
 public:
@@ -40,20 +41,15 @@ public:
     void ref() noexcept { m_ref.ref(); }
     void deref() noexcept;
 
-    // The receiver and its thread data if it is alive, else {nullptr, nullptr}. The answer
-    // stays true while the caller runs in that receiver's thread.
-    struct State { QObject *receiver; QThreadData *threadData; };
-    State state() noexcept
+    // Posts event to the receiver with QCoreApplication::postEvent() and returns true, unless
+    // the receiver was destroyed: then the caller still owns event. Any thread.
+    bool post(QEvent *event);
+
+    // Whether the receiver is alive, read in the receiver's own thread (the only thread that
+    // may destroy it while it handles events there), or as a hint elsewhere.
+    bool isAliveHere() const noexcept
     {
-        // seq_cst on both sides: either this load sees the hook's null, or the hook sees this
-        // reader and waits until it has read the thread data.
-        m_readers.fetch_add(1, std::memory_order_seq_cst);
-        QObject *r = m_receiver.load(std::memory_order_seq_cst);
-        State s { nullptr, nullptr };
-        if (Q_LIKELY(r) && Q_LIKELY(!m_weak.isNull()))
-            s = { r, QObjectPrivate::get(r)->threadData.loadAcquire() };
-        m_readers.fetch_sub(1, std::memory_order_release);
-        return s;
+        return m_receiver.load(std::memory_order_relaxed) && !m_weak.isNull();
     }
 
     // Whether receiver is this guard's receiver and alive, reading no receiver memory; any
@@ -69,7 +65,7 @@ private:
     void receiverDestroyed();
 
     std::atomic<QObject *> m_receiver;  // nulled by the destroyed() hook
-    std::atomic<int> m_readers { 0 };   // state() calls looking at the receiver right now
+    std::atomic<int> m_readers { 0 };   // post() calls using the receiver right now
     QPointer<QObject> m_weak;     // second line: holds even if the hook was disconnected
     QAtomicInt m_ref { 1 };       // the registry's reference
 };

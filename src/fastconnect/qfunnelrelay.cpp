@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelrelay_p.h"
-#include "qfunneldelivery_p.h"
+#include "qfunnelinbox_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelqueue_p.h"
 
@@ -32,14 +32,15 @@ struct HeldBatch
     bool fresh = false;    // the round found new calls in it
 };
 
-// Collects one round's calls per receiver thread, in order, as chains ready for
+// Collects one round's calls per receiver, in order, as chains ready for
 // QFunnelInbox::push() (newest first), so that each inbox gets one push per round.
 class Router
 {
 public:
     void route(QFunnelCall *call)
     {
-        QFunnelInbox *inbox = call->slotObject->target.load(std::memory_order_acquire);
+        // Fixed at connect time, and published to the relay by the batch's acquire load.
+        QFunnelInbox *inbox = call->slotObject->inbox;
         Chain *chain = (m_last && m_last->inbox == inbox) ? m_last : find(inbox);
         call->next = chain->top;
         chain->top = call;

@@ -1,0 +1,364 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelinbox_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelqtcompat_p.h"
+#include "qfunnelreceiverguard_p.h"
+
+#include <QtCore/qelapsedtimer.h>
+#include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qthread_p.h>
+
+#if defined(__SANITIZE_THREAD__)
+#  include <sanitizer/tsan_interface.h>
+// The wake-up event, and everything written before it, reaches the receiver's thread through
+// Qt's posted-event list. Qt is not built with ThreadSanitizer, so tell it about that hand-off.
+#  define QFC_ANNOTATE_RELEASE(addr) __tsan_release(addr)
+#  define QFC_ANNOTATE_ACQUIRE(addr) __tsan_acquire(addr)
+#else
+#  define QFC_ANNOTATE_RELEASE(addr) do { } while (false)
+#  define QFC_ANNOTATE_ACQUIRE(addr) do { } while (false)
+#endif
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+namespace {
+
+// The wake-up: a meta-call event, as Qt posts for a queued call, so that event filters and
+// QObject::event() overrides see what they see for Qt::QueuedConnection, and moveToThread()
+// and ~QObject treat it as one of the receiver's posted events.
+class QFunnelWakeEvent final : public QAbstractMetaCallEvent
+{
+public:
+    explicit QFunnelWakeEvent(QFunnelInbox *inbox)
+        : QAbstractMetaCallEvent(nullptr, -1), m_inbox(inbox)
+    {
+        inbox->ref();
+    }
+    ~QFunnelWakeEvent() override
+    {
+        if (m_armed)
+            m_inbox->wakeDiscarded();
+        m_inbox->deref();
+    }
+    void placeMetaCall(QObject *receiver) override
+    {
+        QFC_ANNOTATE_ACQUIRE(m_inbox);
+        m_armed = false;
+        m_inbox->wake(receiver);
+    }
+    void disarm() noexcept { m_armed = false; }
+
+private:
+    QFunnelInbox *const m_inbox;
+    bool m_armed = true;     // not delivered yet
+};
+
+} // namespace
+
+QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
+    : m_core(core), m_guard(guard), m_threadId(threadId)
+{
+    m_core->ref();
+    m_guard->ref();
+}
+
+QFunnelInbox::~QFunnelInbox()
+{
+    // Every call holds a reference on a slot object, which holds one on this inbox: none is
+    // left here. The core keeps the statistics (QFunnelCore::forgetInbox()).
+    Q_ASSERT(!m_first && !m_head.load(std::memory_order_relaxed));
+    m_guard->deref();
+    m_core->deref();
+}
+
+bool QFunnelInbox::tryRef() noexcept
+{
+    int n = m_ref.load(std::memory_order_relaxed);
+    while (n > 0) {
+        if (m_ref.compare_exchange_weak(n, n + 1, std::memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+void QFunnelInbox::deref() noexcept
+{
+    // acq_rel: the last owner sees every other owner's writes before destroying.
+    if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        m_core->forgetInbox(this);
+        delete this;
+    }
+}
+
+void QFunnelInbox::requestWake()
+{
+    for (;;) {
+        // seq_cst pairs with push()'s load and wake()'s store: one wake-up in flight at most.
+        if (m_wakePending.exchange(true, std::memory_order_seq_cst))
+            return;
+        auto *e = new QFunnelWakeEvent(this);
+        QFC_ANNOTATE_RELEASE(this);
+        if (Q_LIKELY(m_guard->post(e)))
+            return;
+        // The receiver was destroyed: drop its calls here, with whatever follows them.
+        e->disarm();
+        delete e;
+        m_wakePending.store(false, std::memory_order_seq_cst);
+        ref(); // dropping the last call may release the last slot object referencing this
+        const bool locked = m_passLock.tryLock();
+        if (locked) {
+            dropAll(Drop::Dead);
+            m_passLock.unlock();
+        }
+        // Not locked: the holder looks at what is left after unlocking (settle()).
+        const bool again = locked && !isIdle();
+        deref();
+        if (!again)
+            return;
+    }
+}
+
+// After unlocking the pass lock: what a pass or a drop left behind, or what was pushed while
+// it ran and found a wake-up pending or the lock taken, gets a wake-up.
+void QFunnelInbox::settle()
+{
+    // seq_cst fence: pairs with the pushes' seq_cst flag loads and a failed tryLock in another
+    // thread (Dekker): either this thread sees that thread's calls, or that thread saw the lock
+    // free (and took it) or the wake-up flag clear (and posted).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!isIdle())
+        requestWake();
+}
+
+void QFunnelInbox::wake(QObject *receiver)
+{
+    // Cleared before this pass takes the calls: a push from now on posts a new wake-up.
+    m_wakePending.store(false, std::memory_order_seq_cst);
+    const Qt::HANDLE self = QThread::currentThreadId();
+    if (m_passOwner.load(std::memory_order_relaxed) == self) {
+        runPass(receiver);   // nested: a slot of the outer pass runs an event loop
+        return;
+    }
+    // Taken by another thread only while it finishes a pass of the receiver's old thread or
+    // drops calls; it settles what it leaves when it unlocks.
+    if (!m_passLock.tryLock())
+        return;
+    m_passOwner.store(self, std::memory_order_relaxed);
+    runPass(receiver);
+    m_passOwner.store(nullptr, std::memory_order_relaxed);
+    const bool leftover = m_first != nullptr;
+    m_passLock.unlock();
+    if (leftover)
+        requestWake();   // out of budget, or the receiver moved to another thread
+    else
+        settle();
+}
+
+void QFunnelInbox::wakeDiscarded()
+{
+    m_wakePending.store(false, std::memory_order_seq_cst);
+    // No new wake-up from here: Qt may be deleting this event under its posted-event lock.
+    // A live receiver's calls wait for the next push; a dead one's are dropped now.
+    const bool dead = !m_guard->isAliveHere();
+    if (!dead && !m_core->isStopped())
+        return;
+    if (m_passLock.tryLock()) {
+        dropAll(dead ? Drop::Dead : Drop::Stopped);
+        m_passLock.unlock();
+    }
+}
+
+void QFunnelInbox::dropPendingOnStop()
+{
+    // tryLock: the pass may be running a slot that waits for this very thread.
+    if (!m_passLock.tryLock())
+        return;
+    dropAll(Drop::Stopped);
+    m_passLock.unlock();
+}
+
+void QFunnelInbox::takeAll()
+{
+    // acquire: pairs with push()'s release.
+    QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
+    // The chain is newest first; reverse it onto the end of the pending list.
+    QFunnelCall *first = nullptr;
+    QFunnelCall *last = nullptr;
+    while (c) {
+        QFunnelCall *next = c->next;
+        c->next = first;
+        first = c;
+        if (!last)
+            last = c;
+        c = next;
+    }
+    if (!first)
+        return;
+    if (m_last)
+        m_last->next = first;
+    else
+        m_first = first;
+    m_last = last;
+}
+
+void QFunnelInbox::putBack(QFunnelCall *call)
+{
+    call->next = m_first;
+    m_first = call;
+    if (!m_last)
+        m_last = call;
+}
+
+void QFunnelInbox::runPass(QObject *receiver)
+{
+    QFunnelCore *core = m_core;
+    // The receiver's thread data: this thread's, as the receiver's event is delivered here.
+    QThreadData *const here = QObjectPrivate::get(receiver)->threadData.loadRelaxed();
+    if (Q_UNLIKELY(here != m_registeredThread)) {
+        // The first pass in this thread: producers running here must not block on a full
+        // funnel (QFunnelCore::isReceiverThread()), and emissions from here go straight here.
+        core->addReceiverThread(here->thread.loadRelaxed());
+        m_registeredThread = here;
+        m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
+    }
+    // A pass delivers what was queued when it started (a slot that emits again is served by
+    // the next pass), within a budget; then it yields to the event loop.
+    takeAll();
+    if (Q_UNLIKELY(core->evicting()))
+        evictOldest();
+    // Started at the first budget check: a short pass (an idle funnel's single call) does not
+    // read the clock before its slot runs.
+    QElapsedTimer clock;
+    qsizetype settled = 0;
+    int count = 0;
+    while (QFunnelCall *c = m_first) {
+        m_first = c->next;
+        if (!m_first)
+            m_last = nullptr;
+        QFunnelSlotObject *so = c->slotObject;
+        // Checked per call: stop() does not wait for a running pass (its slot may wait for
+        // stop()'s thread), so once stop() has returned no further slot may start; and a slot
+        // may destroy the receiver or move it to another thread.
+        if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
+                       || QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here
+                       || (so->mode & QtFastConnect::CoalesceCalls))) {
+            const qsizetype n = deliverSpecial(c, receiver, here);
+            if (n < 0)
+                break;      // moved: the rest goes to the receiver's new thread
+            settled += n;
+        } else {
+            run(c, receiver);
+            ++settled;
+        }
+        if (++count % 128 == 0) {
+            if (count >= PassBudgetCalls || (clock.isValid() && clock.hasExpired(PassBudgetMs)))
+                break;
+            if (!clock.isValid())
+                clock.start();
+            if (Q_UNLIKELY(core->evicting()))
+                evictOldest();
+        }
+    }
+    core->releaseCredits(settled);
+    if (core->isStopped())
+        dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
+    else if (!m_guard->isAliveHere())
+        dropAll(Drop::Dead); // a slot destroyed the receiver
+}
+
+void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelSlotObject *so = call->slotObject;
+    bump(m_delivered);
+    {
+        // What sender() and senderSignalIndex() read; they check that the sender is still
+        // connected, exactly as for Qt's own queued calls. QObject::event() made sure the
+        // receiver has connection data before it called the wake-up event.
+        QFunnelSenderScope senderScope(receiver, so->sender, so->signalIndex,
+                                       QObjectPrivate::get(receiver)->connections.loadRelaxed());
+        so->run(receiver, call);
+    }
+    // After the sender scope's last look at the receiver: destroying the receiver cuts the
+    // connection, which releases this slot object too, so the reference orders the two for
+    // ThreadSanitizer (which cannot see Qt's own locks do it as well).
+    so->deref();
+}
+
+// Out of line, so that runPass() saves no registers for these: the funnel stopped, the
+// receiver was destroyed or moved to another thread, or the connection coalesces its calls.
+// Returns the credits the call gives back, or -1 if the pass must stop (the call is put back).
+Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject *receiver,
+                                                    QThreadData *here)
+{
+    QFunnelSlotObject *so = call->slotObject;
+    if (m_core->isStopped()) {
+        so->destroyCall(call);
+        m_core->countDropped();
+        return 1;
+    }
+    if (!m_guard->isAliveHere()) {
+        // The receiver was destroyed: like Qt, never call, just free the arguments.
+        so->destroyCall(call);
+        bump(m_discarded);
+        return 1;
+    }
+    if (QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here) {
+        // A slot moved the receiver to another thread: this call and the rest wait for the
+        // wake-up the pass's end posts, which Qt delivers in the receiver's new thread.
+        putBack(call);
+        return -1;
+    }
+    // CoalesceCalls: only the latest call of the connection runs. The comparison cannot be
+    // fooled by a reused address: a newer call cannot get this call's memory while this call
+    // exists.
+    QFunnelCall *expected = call;
+    // Relaxed, like the capture's exchange: only the value matters (see QFunnelSlotObject::post()).
+    if (!so->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
+        so->destroyCall(call);
+        bump(m_coalesced);
+        return 1;
+    }
+    run(call, receiver);
+    return 1;
+}
+
+// DropOldest, with m_passLock held: while the funnel is over its capacity, the oldest calls
+// waiting for this receiver make room for the newer ones their producers were admitted with.
+void QFunnelInbox::evictOldest()
+{
+    while (m_first && m_core->tryEvictOne()) {
+        QFunnelCall *c = m_first;
+        m_first = c->next;
+        if (!m_first)
+            m_last = nullptr;
+        c->slotObject->destroyCall(c);
+    }
+}
+
+// With m_passLock held.
+void QFunnelInbox::dropAll(Drop why)
+{
+    takeAll();
+    qsizetype n = 0;
+    while (QFunnelCall *c = m_first) {
+        m_first = c->next;
+        c->slotObject->destroyCall(c);
+        ++n;
+    }
+    m_last = nullptr;
+    if (!n)
+        return;
+    if (why == Drop::Dead)
+        bump(m_discarded, quint64(n));
+    else
+        m_core->countDropped(quint64(n));
+    m_core->releaseCredits(n);
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,152 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELINBOX_P_H
+#define QFUNNELINBOX_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnect_impl.h>
+#include <QtCore/qmutex.h>
+#include <QtCore/qthread.h>
+
+#include <atomic>
+
+QT_BEGIN_NAMESPACE
+
+class QThreadData;
+
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+class QFunnelReceiverGuard;
+
+// Delivery stage: the calls of one funnel waiting for one receiver (or context object), shared
+// by all the funnel's connections and invokes to that receiver. Producers (directly, when the
+// funnel is idle) and the relay push chains of calls; a push into an inbox without a pending
+// wake-up posts one: a meta-call event addressed to the receiver itself. So the wake-up lives
+// in the receiver's thread's posted-event list like a Qt::QueuedConnection call, and
+// QObject::moveToThread() takes it along to the receiver's new thread, even when the old thread
+// is blocked or has finished. The receiver's thread then runs the calls in its event loop, a
+// bounded pass at a time, so paint and input events interleave with a flood. Passes may nest (a
+// slot that runs an event loop), like Qt's sendPostedEvents().
+//
+// Reference counted: each slot object routing to it holds one, and so does a wake-up in flight.
+class QFunnelInbox
+{
+    Q_DISABLE_COPY_MOVE(QFunnelInbox)
+public:
+    // Delivery passes stop after this many calls or this long (checked every 128 calls), then
+    // post a new wake-up, which Qt delivers after the events already waiting.
+    static constexpr int PassBudgetCalls = 8192;
+    static constexpr int PassBudgetMs = 4;
+
+    // Holds references on core and guard. threadId: the receiver's thread now (a hint).
+    QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId);
+
+    void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
+    // Only for the registry's lookup: fails if the inbox is already being destroyed.
+    bool tryRef() noexcept;
+    void deref() noexcept;
+
+    QFunnelReceiverGuard *guard() const noexcept { return m_guard; }
+
+    // Any thread.
+    bool isIdle() const noexcept { return m_head.load(std::memory_order_relaxed) == nullptr; }
+    // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
+    void push(QFunnelCall *top, QFunnelCall *bottom)
+    {
+        QFunnelCall *old = m_head.load(std::memory_order_relaxed);
+        do {
+            bottom->next = old;
+            // release: publishes the calls (and their arguments) to the delivering thread.
+        } while (!m_head.compare_exchange_weak(old, top, std::memory_order_release,
+                                               std::memory_order_relaxed));
+        // seq_cst pairs with wake(): either this load sees the event's handler clear the flag
+        // (and a new wake-up is posted), or that handler's pass finds these calls.
+        if (!m_wakePending.load(std::memory_order_seq_cst))
+            requestWake();
+    }
+
+    // True when the calling thread is the one the receiver lived in at its last delivery pass
+    // (or at connect time): a hint for the capture's "the receiver's own thread" path, read
+    // relaxed. A stale answer only sends a call through the relay instead of around it.
+    bool isCurrentThread() const noexcept
+    {
+        return m_threadId.load(std::memory_order_relaxed) == QThread::currentThreadId();
+    }
+
+    // Statistics, any thread: calls run, calls not run because their receiver was destroyed,
+    // calls skipped because a newer one of their connection was pending (CoalesceCalls).
+    quint64 deliveredCalls() const noexcept { return m_delivered.load(std::memory_order_relaxed); }
+    quint64 discardedCalls() const noexcept { return m_discarded.load(std::memory_order_relaxed); }
+    quint64 coalescedCalls() const noexcept { return m_coalesced.load(std::memory_order_relaxed); }
+
+    // The wake-up event's handler, in the receiver's thread (receiver is alive there).
+    void wake(QObject *receiver);
+    // The wake-up event was destroyed without being delivered (its receiver was destroyed, or
+    // someone removed its posted events).
+    void wakeDiscarded();
+    // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now, unless
+    // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
+    // once the application is gone, so the stopping thread cannot leave this to the receiver's.
+    void dropPendingOnStop();
+
+private:
+    ~QFunnelInbox();
+    enum class Drop { Stopped, Dead };   // counted as dropped, or as discarded
+    void requestWake();
+    void settle();
+    void runPass(QObject *receiver);
+    void takeAll();
+    void dropAll(Drop why);
+    qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
+    void run(QFunnelCall *call, QObject *receiver);
+    void putBack(QFunnelCall *call);
+    void evictOldest();
+    // Single writer (the pass lock's holder, which orders successive writers); no locked
+    // instruction.
+    static void bump(std::atomic<quint64> &c, quint64 n = 1) noexcept
+    {
+        c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+
+    std::atomic<int> m_ref { 1 };
+
+    // Calls pushed and not yet taken, newest first.
+    std::atomic<QFunnelCall *> m_head { nullptr };
+    // A wake-up event is posted and its handler has not started yet: at most one per inbox.
+    std::atomic<bool> m_wakePending { false };
+
+    // Held for a whole delivery pass, and by whoever drops calls. Only ever try-locked: its
+    // holder settles what it leaves behind (settle()) after unlocking.
+    QBasicMutex m_passLock;
+    std::atomic<Qt::HANDLE> m_passOwner { nullptr }; // the holder's thread, for nested passes
+    // Calls taken from m_head and not yet delivered, oldest first; guarded by m_passLock.
+    QFunnelCall *m_first = nullptr;
+    QFunnelCall *m_last = nullptr;
+
+    QFunnelCore *const m_core;
+    QFunnelReceiverGuard *const m_guard;
+    std::atomic<Qt::HANDLE> m_threadId;
+    QThreadData *m_registeredThread = nullptr;  // pass lock holder only; see runPass()
+
+    std::atomic<quint64> m_delivered { 0 };
+    std::atomic<quint64> m_discarded { 0 };
+    std::atomic<quint64> m_coalesced { 0 };
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELINBOX_P_H
