@@ -1,0 +1,401 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Drop-in fidelity with Qt::QueuedConnection where the two once differed: calls follow their
+// receiver across moveToThread() (old thread finished, old thread blocked, a flood racing
+// 1,000 moves), QObject::disconnect() by signature, blocked producers that sleep, and the
+// corners of thread lifetime (invoke to a finished thread, a receiver moved to a finished
+// thread, emitting from thread_local destructors, connecting while the receiver moves).
+
+#include "eventloopthread.h"
+#include "movableobject.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
+#include <QtCore/qfile.h>
+#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <array>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#ifdef Q_OS_LINUX
+#  include <sys/syscall.h>
+#  include <unistd.h>
+#endif
+
+class Sender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(int v);
+    void sequenced(int producer, quint64 seq);
+};
+
+class Receiver : public MovableObject
+{
+    Q_OBJECT
+public:
+    std::atomic<int> calls { 0 };
+    std::atomic<int> lastValue { -1 };
+    std::atomic<QThread *> lastThread { nullptr };
+
+    static constexpr int Producers = 4;
+    std::array<std::atomic<quint64>, Producers> next {};
+    std::atomic<quint64> received { 0 };
+    std::atomic<quint64> outOfOrder { 0 };
+
+public Q_SLOTS:
+    void onValue(int v)
+    {
+        lastValue = v;
+        lastThread = QThread::currentThread();
+        ++calls;
+    }
+    void onSequenced(int producer, quint64 seq)
+    {
+        // Relaxed: the slot runs in one thread at a time; Qt's locks order the moves.
+        if (next[producer].load(std::memory_order_relaxed) != seq)
+            outOfOrder.fetch_add(1, std::memory_order_relaxed);
+        next[producer].store(seq + 1, std::memory_order_relaxed);
+        received.fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
+class tst_DropIn : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void connectThenMoveOldThreadFinished();
+    void pendingCallsMoveWithBlockedOldThread();
+    void orderAcrossThousandMoves();
+    void disconnectBySignature();
+    void blockedProducerSleeps();
+    void invokeToFinishedThreadRefused();
+    void movedToFinishedThreadThenDeleted();
+    void emitFromThreadLocalDestructor();
+    void connectWhileReceiverMoves();
+};
+
+// The reproduction: the most common worker pattern. The object is made in a worker,
+// connected there, handed to the main thread; the worker returns; main emits.
+void tst_DropIn::connectThenMoveOldThreadFinished()
+{
+    QFunnel funnel;
+    Receiver *o = nullptr;
+    std::unique_ptr<QThread> worker(QThread::create([&] {
+        o = new Receiver;
+        QVERIFY(QtFastConnect::connect(&funnel, o, &Receiver::destroyed, o,
+                                       [] {}));   // unrelated connection, as apps have
+        o->moveToThread(QCoreApplication::instance()->thread());
+    }));
+    auto sender = std::make_unique<Sender>();
+    worker->start();
+    QVERIFY(worker->wait(10000));
+    QVERIFY(o);
+    QVERIFY(QtFastConnect::connect(&funnel, sender.get(), &Sender::value, o, &Receiver::onValue));
+    worker.reset();
+    Q_EMIT sender->value(7);
+    QTest::qWait(500);
+    QCOMPARE(o->calls.load(), 1);
+    QCOMPARE(o->lastThread.load(), QThread::currentThread());
+
+    // Connected while it lived in the worker, moved, worker gone: the same.
+    Receiver *p = nullptr;
+    std::unique_ptr<QThread> worker2(QThread::create([&] {
+        p = new Receiver;
+        QtFastConnect::connect(&funnel, sender.get(), &Sender::value, p, &Receiver::onValue);
+        p->moveToThread(QCoreApplication::instance()->thread());
+    }));
+    worker2->start();
+    QVERIFY(worker2->wait(10000));
+    worker2.reset();
+    Q_EMIT sender->value(8);
+    QTest::qWait(500);
+    QCOMPARE(p->calls.load(), 1);
+    QCOMPARE(p->lastValue.load(), 8);
+    QCOMPARE(funnel.pendingCalls(), 0);
+    delete o;
+    delete p;
+}
+
+// Calls already pending when the receiver moves go with it, while the old thread is blocked.
+void tst_DropIn::pendingCallsMoveWithBlockedOldThread()
+{
+    QFunnel funnel;
+    Sender s;
+    EventLoopThread old;
+    old.start();
+    auto *r = new Receiver;
+    r->moveToThread(&old);
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue));
+
+    QSemaphore emitted, moved, release;
+    QMetaObject::invokeMethod(r, [&] {
+        emitted.acquire();                  // the calls below are pending for r by now
+        r->moveToThread(QCoreApplication::instance()->thread());
+        moved.release();
+        release.acquire();                  // the old thread stays blocked
+    }, Qt::QueuedConnection);
+    for (int i = 0; i < 100; ++i)
+        Q_EMIT s.value(i);
+    funnel.flush();
+    emitted.release();
+    moved.acquire();
+    QTRY_COMPARE_WITH_TIMEOUT(r->calls.load(), 100, 5000);
+    QCOMPARE(r->lastValue.load(), 99);
+    QCOMPARE(r->lastThread.load(), QThread::currentThread());
+    release.release();
+    delete r;
+}
+
+// Four producers number their calls while the receiver moves between three threads 1,000
+// times: each call runs exactly once, in its producer's order.
+void tst_DropIn::orderAcrossThousandMoves()
+{
+    QFunnel funnel;
+    std::array<EventLoopThread, 3> threads;
+    for (EventLoopThread &t : threads)
+        t.start();
+    auto *r = new Receiver;
+    r->moveToThread(&threads[0]);
+    std::array<Sender, Receiver::Producers> senders;
+    for (Sender &s : senders) {
+        QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, r,
+                                       &Receiver::onSequenced));
+    }
+
+    std::atomic<bool> stop { false };
+    std::array<quint64, Receiver::Producers> emitted {};
+    std::vector<std::thread> producers;
+    for (int p = 0; p < Receiver::Producers; ++p) {
+        producers.emplace_back([&, p] {
+            quint64 i = 0;
+            // At least a few calls between any two moves, however the threads are scheduled.
+            for (; !stop.load(std::memory_order_relaxed) || i < 1000; ++i) {
+                Q_EMIT senders[p].sequenced(p, i);
+                if ((i & 255) == 0)
+                    std::this_thread::yield();
+            }
+            emitted[p] = i;
+        });
+    }
+    for (int move = 1; move <= 1000; ++move)
+        r->moveFromItsThread(&threads[move % 3]);
+    stop = true;
+    for (std::thread &t : producers)
+        t.join();
+
+    quint64 total = 0;
+    for (quint64 n : emitted)
+        total += n;
+    QTRY_COMPARE_WITH_TIMEOUT(r->received.load(), total, 60000);
+    QCOMPARE(r->outOfOrder.load(), 0u);
+    for (int p = 0; p < Receiver::Producers; ++p)
+        QCOMPARE(r->next[p].load(), emitted[p]);
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    const QFunnel::Statistics st = funnel.statistics();
+    QCOMPARE(st.delivered, total);
+    QCOMPARE(st.dropped + st.discarded + st.coalesced, 0u);
+    deleteLaterInItsThread(r);
+}
+
+// Existing code that disconnects with QObject::disconnect(sender, &S::sig, receiver, &R::slot)
+// keeps working after its connect switched to QtFastConnect::connect.
+void tst_DropIn::disconnectBySignature()
+{
+    QFunnel funnel;
+    Sender s;
+    Receiver r;
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, &Receiver::onValue));
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, &r, &Receiver::onSequenced));
+    // Another slot of the same receiver is not this one.
+    QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::moveToTarget));
+    QVERIFY(QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue));
+    QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue));  // gone
+    Q_EMIT s.value(1);
+    funnel.flush();
+    QCoreApplication::processEvents();
+    QCOMPARE(r.calls.load(), 0);
+
+    // The forms that name no slot find funnel connections too.
+    QVERIFY(QObject::disconnect(&s, SIGNAL(sequenced(int,quint64)), &r, nullptr));
+    Q_EMIT s.sequenced(0, 0);
+    funnel.flush();
+    QCoreApplication::processEvents();
+    QCOMPARE(r.received.load(), 0u);
+
+    // A functor connection compares equal to no slot, as with QObject::connect().
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, [&r](int v) { r.onValue(v); }));
+    QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue));
+    Q_EMIT s.value(2);
+    QTRY_COMPARE(r.calls.load(), 1);
+}
+
+#ifdef Q_OS_LINUX
+static qint64 voluntarySwitches(long tid)
+{
+    QFile f(QStringLiteral("/proc/self/task/%1/status").arg(tid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        if (line.startsWith("voluntary_ctxt_switches:"))
+            return line.mid(line.indexOf(':') + 1).trimmed().toLongLong();
+    }
+    return -1;
+}
+#endif
+
+// A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
+// is made: it used to wake every millisecond.
+void tst_DropIn::blockedProducerSleeps()
+{
+#ifndef Q_OS_LINUX
+    QSKIP("Counts the producer thread's context switches in /proc");
+#else
+    QFunnel funnel;
+    funnel.setCapacity(1);
+    Sender s;
+    QThread receiverThread;     // started only at the end: nothing makes room before that
+    Receiver r;
+    r.moveToThread(&receiverThread);
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, &Receiver::onValue));
+
+    std::atomic<long> tid { 0 };
+    std::thread producer([&] {
+        tid = long(syscall(SYS_gettid));
+        Q_EMIT s.value(1);      // takes the only credit
+        Q_EMIT s.value(2);      // blocks
+    });
+    QTRY_VERIFY(tid.load() != 0);
+    QTest::qSleep(200);         // well inside the wait by now
+    const qint64 before = voluntarySwitches(tid);
+    QVERIFY(before >= 0);
+    QTest::qSleep(1000);
+    const qint64 wakeUps = voluntarySwitches(tid) - before;
+    qInfo("blocked producer: %lld wake-ups in 1 s", static_cast<long long>(wakeUps));
+    QVERIFY2(wakeUps < 20, QByteArray::number(wakeUps).constData());
+
+    receiverThread.start();
+    producer.join();
+    QTRY_COMPARE(r.calls.load(), 2);
+    QCOMPARE(r.lastValue.load(), 2);
+    receiverThread.quit();
+    receiverThread.wait();
+#endif
+}
+
+// invoke() checks its receiver as connect() does: a receiver whose thread has finished gets a
+// warning and false, and no credit is taken for a call that could never run.
+void tst_DropIn::invokeToFinishedThreadRefused()
+{
+    QFunnel funnel;
+    QThread finished;
+    finished.start();
+    finished.quit();
+    QVERIFY(finished.wait(10000));
+    Receiver r;
+    r.moveToThread(&finished);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("thread that has finished"));
+    QVERIFY(!QtFastConnect::invoke(&funnel, &r, &Receiver::onValue, 1));
+    QCOMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.statistics().emitted, 0u);
+}
+
+// Calls pending for a receiver that moved to a thread that has finished wait there, as Qt's
+// do; destroying the receiver frees them and gives their credits back.
+void tst_DropIn::movedToFinishedThreadThenDeleted()
+{
+    QFunnel funnel;
+    Sender s;
+    QThread finished;
+    finished.start();
+    finished.quit();
+    QVERIFY(finished.wait(10000));
+    auto *r = new Receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue));
+    for (int i = 0; i < 10; ++i)
+        Q_EMIT s.value(i);
+    funnel.flush();
+    r->moveToThread(&finished);
+    QCoreApplication::processEvents();
+    QCOMPARE(r->calls.load(), 0);
+    QCOMPARE(funnel.pendingCalls(), 10);
+    delete r;
+    QCOMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.statistics().discarded, 10u);
+}
+
+// Emissions and invokes from a thread_local destructor that runs after the funnel's own
+// thread-locals of that thread were destroyed.
+struct LateEmitter
+{
+    QFunnel *funnel = nullptr;
+    Sender *sender = nullptr;
+    Receiver *receiver = nullptr;
+    ~LateEmitter()
+    {
+        if (!sender)
+            return;
+        Q_EMIT sender->value(3);
+        QtFastConnect::invoke(funnel, receiver, &Receiver::onValue, 4);
+    }
+};
+
+void tst_DropIn::emitFromThreadLocalDestructor()
+{
+    QFunnel funnel;
+    Sender s;
+    Receiver r;
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, &Receiver::onValue));
+    std::thread t([&] {
+        // Constructed before the funnel's thread-locals (first used by the emission below), so
+        // destroyed after them.
+        thread_local LateEmitter late;
+        late.funnel = &funnel;
+        late.sender = &s;
+        late.receiver = &r;
+        Q_EMIT s.value(1);
+        QtFastConnect::invoke(&funnel, &r, &Receiver::onValue, 2);
+    });
+    t.join();
+    QTRY_COMPARE(r.calls.load(), 4);
+    QCOMPARE(r.lastValue.load(), 4);   // in the thread's order
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.statistics().emitted, 4u);
+}
+
+// Connecting from one thread while the receiver's own thread moves it back and forth: every
+// connect succeeds and every call arrives once.
+void tst_DropIn::connectWhileReceiverMoves()
+{
+    QFunnel funnel;
+    std::array<EventLoopThread, 2> threads;
+    for (EventLoopThread &t : threads)
+        t.start();
+    auto *r = new Receiver;
+    r->moveToThread(&threads[0]);
+    Sender s;
+    constexpr int Connects = 200;
+    std::atomic<int> connected { 0 };
+    std::thread connector([&] {
+        for (int i = 0; i < Connects; ++i) {
+            if (QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue))
+                ++connected;
+        }
+    });
+    for (int move = 1; move <= 200; ++move)
+        r->moveFromItsThread(&threads[move % 2]);
+    connector.join();
+    QCOMPARE(connected.load(), Connects);
+    Q_EMIT s.value(1);
+    QTRY_COMPARE(r->calls.load(), Connects);
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    deleteLaterInItsThread(r);
+}
+
+QTEST_MAIN(tst_DropIn)
+#include "tst_dropin.moc"
