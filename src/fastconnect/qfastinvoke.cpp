@@ -31,8 +31,9 @@ QT_BEGIN_NAMESPACE
     If \a receiver is destroyed before the call runs, the slot is not called and the arguments
     are destroyed (in the receiver's last thread). sender() returns \nullptr in the slot.
 
-    Any thread may call it. A null \a receiver, a receiver without thread affinity or a stopped
-    funnel print a warning and return \c false; arguments the slot cannot take fail to compile.
+    Any thread may call it. A null \a receiver, a receiver without thread affinity or whose
+    thread has finished, or a stopped funnel print a warning and return \c false (no call is
+    queued, no capacity is taken); arguments the slot cannot take fail to compile.
     When the funnel is full the call waits for room (backpressure), as an emission does.
 
     The first invoke from a thread to a receiver sets up a slot object that later invokes from

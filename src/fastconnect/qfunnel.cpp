@@ -178,12 +178,12 @@ quint64 QFunnel::droppedCalls() const
     \value DropNewest   The emission that finds the funnel full is dropped at once (its
                         arguments destroyed in the emitting thread) and counted in
                         droppedCalls(). Calls already pending are all delivered.
-    \value DropOldest   The emission is admitted, and the oldest pending calls make room: each
-                        receiver thread, at the start of its next delivery pass (and every 128
-                        calls during it), destroys unrun the oldest calls waiting for it while
-                        the funnel is over its capacity, each counted in droppedCalls().
-                        "Oldest" is per receiver thread: the calls that have waited longest for
-                        that thread, not the oldest in the whole funnel. Producers never take a
+    \value DropOldest   The emission is admitted, and the oldest pending calls make room: at
+                        the start of each delivery pass for a receiver (and every 128 calls
+                        during it), the receiver's thread destroys unrun the oldest calls
+                        waiting for that receiver while the funnel is over its capacity, each
+                        counted in droppedCalls(). "Oldest" is per receiver: the calls that have
+                        waited longest for it, not the oldest in the whole funnel. Producers never take a
                         lock for this. While the receiver threads are busy in a slot, the
                         funnel may hold up to twice its capacity; beyond that the newest
                         emission is dropped (and counted) as with DropNewest.
@@ -285,9 +285,9 @@ void QFunnel::setBlockTimeout(int ms)
     Returns a snapshot of this funnel's counters. Any thread may call it.
 
     Reading costs the emitting and receiving threads nothing: each producer thread and each
-    receiver thread counts in its own memory, with no locked instruction, and this function
-    sums those counters, briefly taking the locks that guard the lists of producer and
-    receiver threads.
+    receiver's delivery count in their own memory, with no locked instruction, and this function
+    sums those counters, briefly taking the locks that guard the lists of producer threads and
+    receivers.
 */
 QFunnel::Statistics QFunnel::statistics() const
 {
