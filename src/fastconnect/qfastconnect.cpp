@@ -8,7 +8,6 @@
 #include "qfunnelinbox_p.h"
 #include "qfunnelreceiverguard_p.h"
 
-#include <QtCore/private/qcoreapplication_p.h>
 #include <QtCore/private/qmetaobject_p.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qobject_p_p.h>
@@ -220,13 +219,20 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelSlotObje
     QThread *thread = nullptr;
     bool running = false;
     Qt::HANDLE threadId = nullptr;
-    {
-        const auto locker = QCoreApplicationPrivate::lockThreadPostEventList(r);
-        if (QThreadData *td = locker.threadData) {
-            thread = td->thread.loadAcquire();
-            running = td->eventDispatcher.loadAcquire() != nullptr;
-            threadId = td->threadId.loadRelaxed();
-        }
+    // The lock QObject::moveToThread() holds while it swaps the data, taken the way
+    // QCoreApplication::postEvent() takes it: lock the data read, retry if it changed
+    // meanwhile. (Not Qt's own locker: it locks inside Qt, where ThreadSanitizer cannot see it.)
+    for (;;) {
+        QThreadData *td = QObjectPrivate::get(r)->threadData.loadAcquire();
+        if (!td)
+            break;  // being destroyed
+        QMutexLocker locker(&td->postEventList.mutex);
+        if (td != QObjectPrivate::get(r)->threadData.loadAcquire())
+            continue;
+        thread = td->thread.loadAcquire();
+        running = td->eventDispatcher.loadAcquire() != nullptr;
+        threadId = td->threadId.loadRelaxed();
+        break;
     }
     if (!thread) {
         qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls",

@@ -200,10 +200,9 @@ Q_NEVER_INLINE QFunnelSlotObject *newInvokeTarget(QFunnel *funnel, const QObject
         so->deref();
         return nullptr;
     }
-    if (cache)
-        cache->insert(core, receiver, so); // the cache keeps the initial reference, and
-    else
-        return so;  // (thread exit destroyed the cache) the call takes it
+    if (!cache)
+        return so;  // thread exit destroyed the cache: the call takes the initial reference
+    cache->insert(core, receiver, so); // the cache keeps the initial reference
     so->ref(); // the call's
     return so;
 }

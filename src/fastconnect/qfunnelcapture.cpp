@@ -121,9 +121,9 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
 } // namespace QtFastConnectPrivate
 
 namespace QtFastConnectPrivate {
-// An emission from a thread_local destructor after this thread's lanes were destroyed: no
-// batch, no reservation; straight to the receiver's inbox (the lane set's destructor flushed
-// this thread's earlier calls through the relay first).
+// An emission from a thread_local destructor after this thread's lanes (or its invoke cache)
+// were destroyed: no batch, no reservation; straight to the receiver's inbox (the lane set's
+// destructor flushed this thread's earlier calls through the relay first).
 Q_NEVER_INLINE static void postWithoutLane(QFunnelSlotObject *so, QFunnelCall *call)
 {
     QFunnelCore *c = so->core;

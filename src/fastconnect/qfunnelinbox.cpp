@@ -40,13 +40,14 @@ public:
     }
     ~QFunnelWakeEvent() override
     {
+        QFC_ANNOTATE_ACQUIRE(this);   // may be deleted undelivered, in another thread
         if (m_armed)
             m_inbox->wakeDiscarded();
         m_inbox->deref();
     }
     void placeMetaCall(QObject *receiver) override
     {
-        QFC_ANNOTATE_ACQUIRE(m_inbox);
+        QFC_ANNOTATE_ACQUIRE(this);
         m_armed = false;
         m_inbox->wake(receiver);
     }
@@ -96,28 +97,41 @@ void QFunnelInbox::deref() noexcept
 
 void QFunnelInbox::requestWake()
 {
+    // seq_cst pairs with push()'s load and wake()'s store: one wake-up in flight at most.
+    if (m_wakePending.exchange(true, std::memory_order_seq_cst))
+        return;
+    auto *e = new QFunnelWakeEvent(this);
+    QFC_ANNOTATE_RELEASE(e);
+    if (Q_LIKELY(m_guard->post(e)))
+        return;
+    // The receiver was destroyed: drop its calls here, with whatever follows them.
+    e->disarm();
+    delete e;
+    m_wakePending.store(false, std::memory_order_seq_cst);
+    ref(); // dropping the last call may release the last slot object referencing this
+    dropWhileUndeliverable();
+    deref();
+}
+
+// While the receiver is dead or the funnel stopped, nothing will ever deliver what is pushed:
+// drop it, again and again until nothing is left or another thread holds the pass lock. Every
+// holder of the lock calls this (or settle()) after unlocking, so what a thread leaves because
+// the lock was taken is always looked at again. Never posts: it may run inside Qt's deletion of
+// a posted event, under Qt's posted-event lock.
+void QFunnelInbox::dropWhileUndeliverable()
+{
     for (;;) {
-        // seq_cst pairs with push()'s load and wake()'s store: one wake-up in flight at most.
-        if (m_wakePending.exchange(true, std::memory_order_seq_cst))
+        const bool dead = !m_guard->isAlive();
+        if (!dead && !m_core->isStopped())
             return;
-        auto *e = new QFunnelWakeEvent(this);
-        QFC_ANNOTATE_RELEASE(this);
-        if (Q_LIKELY(m_guard->post(e)))
+        if (!m_passLock.tryLock())
             return;
-        // The receiver was destroyed: drop its calls here, with whatever follows them.
-        e->disarm();
-        delete e;
-        m_wakePending.store(false, std::memory_order_seq_cst);
-        ref(); // dropping the last call may release the last slot object referencing this
-        const bool locked = m_passLock.tryLock();
-        if (locked) {
-            dropAll(Drop::Dead);
-            m_passLock.unlock();
-        }
-        // Not locked: the holder looks at what is left after unlocking (settle()).
-        const bool again = locked && !isIdle();
-        deref();
-        if (!again)
+        dropAll(dead ? Drop::Dead : Drop::Stopped);  // also what a pass took and left
+        m_passLock.unlock();
+        // seq_cst fence: pairs with a pusher's seq_cst operations before its failed tryLock
+        // (see settle()).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (isIdle())
             return;
     }
 }
@@ -163,22 +177,14 @@ void QFunnelInbox::wakeDiscarded()
     m_wakePending.store(false, std::memory_order_seq_cst);
     // No new wake-up from here: Qt may be deleting this event under its posted-event lock.
     // A live receiver's calls wait for the next push; a dead one's are dropped now.
-    const bool dead = !m_guard->isAliveHere();
-    if (!dead && !m_core->isStopped())
-        return;
-    if (m_passLock.tryLock()) {
-        dropAll(dead ? Drop::Dead : Drop::Stopped);
-        m_passLock.unlock();
-    }
+    dropWhileUndeliverable();
 }
 
 void QFunnelInbox::dropPendingOnStop()
 {
-    // tryLock: the pass may be running a slot that waits for this very thread.
-    if (!m_passLock.tryLock())
-        return;
-    dropAll(Drop::Stopped);
-    m_passLock.unlock();
+    // tryLock: the pass may be running a slot that waits for this very thread (it drops the
+    // rest when it ends).
+    dropWhileUndeliverable();
 }
 
 void QFunnelInbox::takeAll()

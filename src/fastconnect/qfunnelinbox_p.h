@@ -65,6 +65,9 @@ public:
     // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
     void push(QFunnelCall *top, QFunnelCall *bottom)
     {
+        // Once published, the calls (and the slot objects that keep this inbox alive) may be
+        // delivered and freed before push() returns: hold a reference until it has.
+        ref();
         QFunnelCall *old = m_head.load(std::memory_order_relaxed);
         do {
             bottom->next = old;
@@ -75,6 +78,7 @@ public:
         // (and a new wake-up is posted), or that handler's pass finds these calls.
         if (!m_wakePending.load(std::memory_order_seq_cst))
             requestWake();
+        deref();
     }
 
     // True when the calling thread is the one the receiver lived in at its last delivery pass
@@ -106,6 +110,7 @@ private:
     enum class Drop { Stopped, Dead };   // counted as dropped, or as discarded
     void requestWake();
     void settle();
+    void dropWhileUndeliverable();
     void runPass(QObject *receiver);
     void takeAll();
     void dropAll(Drop why);

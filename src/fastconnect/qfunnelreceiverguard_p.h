@@ -52,6 +52,13 @@ public:
         return m_receiver.load(std::memory_order_relaxed) && !m_weak.isNull();
     }
 
+    // Whether the receiver is alive; any thread. Once its destroyed() hook has run (or it is
+    // gone), every thread reads false from here on.
+    bool isAlive() const noexcept
+    {
+        return m_receiver.load(std::memory_order_seq_cst) && !m_weak.isNull();
+    }
+
     // Whether receiver is this guard's receiver and alive, reading no receiver memory; any
     // thread. Exact unless the receiver is being destroyed concurrently (then either answer may
     // come back).
