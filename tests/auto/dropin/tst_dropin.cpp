@@ -65,6 +65,18 @@ public Q_SLOTS:
     }
 };
 
+// Each of threads acquires what this thread did so far (the receiver's construction included),
+// for ThreadSanitizer: the receiver reaches them through Qt's moveToThread(), which it cannot see.
+template <std::size_t N>
+static void synchronizeWithThreads(std::array<EventLoopThread, N> &threads)
+{
+    for (EventLoopThread &t : threads) {
+        QObject anchor;
+        anchor.moveToThread(&t);
+        synchronizeWithItsThread(&anchor);
+    }
+}
+
 class tst_DropIn : public QObject
 {
     Q_OBJECT
@@ -85,16 +97,19 @@ private Q_SLOTS:
 void tst_DropIn::connectThenMoveOldThreadFinished()
 {
     QFunnel funnel;
-    Receiver *o = nullptr;
+    // Handed over through atomics ThreadSanitizer sees (QThread::wait() synchronizes inside Qt).
+    std::atomic<Receiver *> made { nullptr };
     std::unique_ptr<QThread> worker(QThread::create([&] {
-        o = new Receiver;
-        QVERIFY(QtFastConnect::connect(&funnel, o, &Receiver::destroyed, o,
-                                       [] {}));   // unrelated connection, as apps have
-        o->moveToThread(QCoreApplication::instance()->thread());
+        auto *r = new Receiver;
+        QtFastConnect::connect(&funnel, r, &Receiver::destroyed, r,
+                               [] {});   // an unrelated connection, as apps have
+        r->moveToThread(QCoreApplication::instance()->thread());
+        made.store(r, std::memory_order_release);
     }));
     auto sender = std::make_unique<Sender>();
     worker->start();
     QVERIFY(worker->wait(10000));
+    Receiver *o = made.load(std::memory_order_acquire);
     QVERIFY(o);
     QVERIFY(QtFastConnect::connect(&funnel, sender.get(), &Sender::value, o, &Receiver::onValue));
     worker.reset();
@@ -104,15 +119,18 @@ void tst_DropIn::connectThenMoveOldThreadFinished()
     QCOMPARE(o->lastThread.load(), QThread::currentThread());
 
     // Connected while it lived in the worker, moved, worker gone: the same.
-    Receiver *p = nullptr;
+    std::atomic<Receiver *> made2 { nullptr };
     std::unique_ptr<QThread> worker2(QThread::create([&] {
-        p = new Receiver;
-        QtFastConnect::connect(&funnel, sender.get(), &Sender::value, p, &Receiver::onValue);
-        p->moveToThread(QCoreApplication::instance()->thread());
+        auto *r = new Receiver;
+        QtFastConnect::connect(&funnel, sender.get(), &Sender::value, r, &Receiver::onValue);
+        r->moveToThread(QCoreApplication::instance()->thread());
+        made2.store(r, std::memory_order_release);
     }));
     worker2->start();
     QVERIFY(worker2->wait(10000));
     worker2.reset();
+    Receiver *p = made2.load(std::memory_order_acquire);
+    QVERIFY(p);
     Q_EMIT sender->value(8);
     QTest::qWait(500);
     QCOMPARE(p->calls.load(), 1);
@@ -123,6 +141,11 @@ void tst_DropIn::connectThenMoveOldThreadFinished()
 }
 
 // Calls already pending when the receiver moves go with it, while the old thread is blocked.
+// The hand-offs use static atomics and a capture-less functor: Qt's posted-event list and
+// semaphores synchronize inside Qt, where ThreadSanitizer cannot see it.
+static std::atomic<int> g_stage { 0 };    // 1: calls pending, 2: moved, 3: old thread released
+static std::atomic<Receiver *> g_moving { nullptr };
+
 void tst_DropIn::pendingCallsMoveWithBlockedOldThread()
 {
     QFunnel funnel;
@@ -133,22 +156,27 @@ void tst_DropIn::pendingCallsMoveWithBlockedOldThread()
     r->moveToThread(&old);
     QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue));
 
-    QSemaphore emitted, moved, release;
-    QMetaObject::invokeMethod(r, [&] {
-        emitted.acquire();                  // the calls below are pending for r by now
-        r->moveToThread(QCoreApplication::instance()->thread());
-        moved.release();
-        release.acquire();                  // the old thread stays blocked
+    g_stage = 0;
+    QMetaObject::invokeMethod(r, [] {
+        while (g_stage.load(std::memory_order_acquire) < 1)
+            QThread::yieldCurrentThread();  // the calls below are pending for r by now
+        g_moving.load(std::memory_order_acquire)
+                ->moveToThread(QCoreApplication::instance()->thread());
+        g_stage.store(2, std::memory_order_release);
+        while (g_stage.load(std::memory_order_acquire) < 3)
+            QThread::yieldCurrentThread();  // the old thread stays blocked
     }, Qt::QueuedConnection);
     for (int i = 0; i < 100; ++i)
         Q_EMIT s.value(i);
     funnel.flush();
-    emitted.release();
-    moved.acquire();
+    g_moving.store(r, std::memory_order_release);
+    g_stage.store(1, std::memory_order_release);
+    while (g_stage.load(std::memory_order_acquire) < 2)
+        QThread::yieldCurrentThread();
     QTRY_COMPARE_WITH_TIMEOUT(r->calls.load(), 100, 5000);
     QCOMPARE(r->lastValue.load(), 99);
     QCOMPARE(r->lastThread.load(), QThread::currentThread());
-    release.release();
+    g_stage.store(3, std::memory_order_release);
     delete r;
 }
 
@@ -162,6 +190,7 @@ void tst_DropIn::orderAcrossThousandMoves()
         t.start();
     auto *r = new Receiver;
     r->moveToThread(&threads[0]);
+    synchronizeWithThreads(threads);
     std::array<Sender, Receiver::Producers> senders;
     for (Sender &s : senders) {
         QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, r,
@@ -200,6 +229,10 @@ void tst_DropIn::orderAcrossThousandMoves()
     const QFunnel::Statistics st = funnel.statistics();
     QCOMPARE(st.delivered, total);
     QCOMPARE(st.dropped + st.discarded + st.coalesced, 0u);
+    // Cut the connections first: the receiver's destructor, in its thread, would otherwise
+    // look at senders this thread destroys (Qt's locks order that, ThreadSanitizer cannot see).
+    for (Sender &s : senders)
+        s.disconnect();
     deleteLaterInItsThread(r);
 }
 
@@ -378,6 +411,7 @@ void tst_DropIn::connectWhileReceiverMoves()
         t.start();
     auto *r = new Receiver;
     r->moveToThread(&threads[0]);
+    synchronizeWithThreads(threads);
     Sender s;
     constexpr int Connects = 200;
     std::atomic<int> connected { 0 };
@@ -394,6 +428,7 @@ void tst_DropIn::connectWhileReceiverMoves()
     Q_EMIT s.value(1);
     QTRY_COMPARE(r->calls.load(), Connects);
     QTRY_COMPARE(funnel.pendingCalls(), 0);
+    s.disconnect();     // as in orderAcrossThousandMoves()
     deleteLaterInItsThread(r);
 }
 

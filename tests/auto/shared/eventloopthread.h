@@ -25,18 +25,15 @@ public:
     }
 };
 
-// deleteLater() for an object living in an EventLoopThread: it is destroyed there, after
-// everything the calling thread did to it. That order comes from Qt's post-event list, which
-// ThreadSanitizer cannot see (Qt is not instrumented), so it is annotated here as well: the
-// object's thread acquires before the deferred delete is even posted, so before any destroyed()
-// handler runs, and even if the thread quits before its event loop gets to the delete.
-inline void deleteLaterInItsThread(QObject *object)
+// Makes the thread object lives in acquire everything the calling thread did so far, in a way
+// ThreadSanitizer sees: Qt's post-event list orders it too, but Qt is not instrumented. A
+// queued functor in the object's thread waits for this thread's release store, made after the
+// functor was posted, so everything this thread did (the functor's own allocation included)
+// happens before whatever the object's thread does next. Called from one thread at a time; a
+// no-op without ThreadSanitizer.
+inline void synchronizeWithItsThread(QObject *object)
 {
 #if defined(__SANITIZE_THREAD__)
-    // A handshake through atomics ThreadSanitizer sees: the object's thread runs a queued
-    // functor that waits for this thread's release store, made after the functor was posted,
-    // so everything this thread did (the functor's own allocation included) happens before
-    // whatever the object's thread does next. Called from one thread at a time.
     static std::atomic<unsigned> released { 0 };
     static std::atomic<unsigned> acquired { 0 };
     if (object->thread() != QThread::currentThread()) {
@@ -52,7 +49,19 @@ inline void deleteLaterInItsThread(QObject *object)
         while (acquired.load(std::memory_order_acquire) != ticket)
             QThread::yieldCurrentThread();
     }
+#else
+    Q_UNUSED(object);
 #endif
+}
+
+// deleteLater() for an object living in an EventLoopThread: it is destroyed there, after
+// everything the calling thread did to it. That order comes from Qt's post-event list, which
+// ThreadSanitizer cannot see, so the object's thread acquires before the deferred delete is
+// even posted, so before any destroyed() handler runs, and even if the thread quits before its
+// event loop gets to the delete.
+inline void deleteLaterInItsThread(QObject *object)
+{
+    synchronizeWithItsThread(object);
     object->deleteLater();
 }
 
