@@ -65,16 +65,22 @@ public Q_SLOTS:
     }
 };
 
-// Each of threads acquires what this thread did so far (the receiver's construction included),
-// for ThreadSanitizer: the receiver reaches them through Qt's moveToThread(), which it cannot see.
+// Starts threads and returns a new receiver living in the first. Each thread then acquires
+// what this thread did so far (the receiver's construction included), for ThreadSanitizer: the
+// receiver reaches them through Qt's moveToThread(), which it cannot see.
 template <std::size_t N>
-static void synchronizeWithThreads(std::array<EventLoopThread, N> &threads)
+static Receiver *receiverAmong(std::array<EventLoopThread, N> &threads)
 {
+    for (EventLoopThread &t : threads)
+        t.start();
+    auto *r = new Receiver;
+    r->moveToThread(&threads[0]);
     for (EventLoopThread &t : threads) {
         QObject anchor;
         anchor.moveToThread(&t);
         synchronizeWithItsThread(&anchor);
     }
+    return r;
 }
 
 class tst_DropIn : public QObject
@@ -186,11 +192,7 @@ void tst_DropIn::orderAcrossThousandMoves()
 {
     QFunnel funnel;
     std::array<EventLoopThread, 3> threads;
-    for (EventLoopThread &t : threads)
-        t.start();
-    auto *r = new Receiver;
-    r->moveToThread(&threads[0]);
-    synchronizeWithThreads(threads);
+    Receiver *r = receiverAmong(threads);
     std::array<Sender, Receiver::Producers> senders;
     for (Sender &s : senders) {
         QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, r,
@@ -407,11 +409,7 @@ void tst_DropIn::connectWhileReceiverMoves()
 {
     QFunnel funnel;
     std::array<EventLoopThread, 2> threads;
-    for (EventLoopThread &t : threads)
-        t.start();
-    auto *r = new Receiver;
-    r->moveToThread(&threads[0]);
-    synchronizeWithThreads(threads);
+    Receiver *r = receiverAmong(threads);
     Sender s;
     constexpr int Connects = 200;
     std::atomic<int> connected { 0 };
