@@ -256,7 +256,7 @@ class QFunnelCaptureSlot<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::Lis
         return *reinterpret_cast<Arg *>(argv[I + 1]);
     }
     template <std::size_t... I>
-    QFunnelCall *makeCall(void **argv, std::index_sequence<I...>)
+    QFunnelCall *makeCall([[maybe_unused]] void **argv, std::index_sequence<I...>)
     {
         m_slot->ref();
         // std::move of a const argument still copies, as it must.
