@@ -40,7 +40,7 @@ for v in "${versions[@]}"; do
         6.8) root=trixie ;;
         newest) root=sid ;;
     esac
-    summary=build${root:+-$root}-summary.txt
+    summary=build-summaries/qt-$v.txt
     rm -f "$summary"
     echo "==== Qt $v${root:+ (Debian $root root)}" >&2
     if [[ -z "$root" ]]; then

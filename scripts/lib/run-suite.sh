@@ -43,7 +43,10 @@ results=()
 finish() {  # status
     local line
     line="qt $qt_version: $(IFS=,; echo "${results[*]}" | sed 's/,/, /g') ($((SECONDS - started)) s)"
-    [[ -z "$summary_file" ]] || echo "$line" >"$summary_file"
+    if [[ -n "$summary_file" ]]; then
+        mkdir -p "$(dirname "$summary_file")"
+        echo "$line" >"$summary_file"
+    fi
     echo "$line"
     exit "$1"
 }
