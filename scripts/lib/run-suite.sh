@@ -55,9 +55,9 @@ fail() {  # stage
     echo "== qt $qt_version: $1 failed" >&2
     finish 1
 }
-skip() {  # stage reason
-    results+=("$1 skipped")
-    echo "== qt $qt_version: $1 skipped: $2" >&2
+skip() {  # stage short-reason [full-reason]
+    results+=("$1 skipped ($2)")
+    echo "== qt $qt_version: $1 skipped: ${3:-$2}" >&2
 }
 
 configure() {  # build-dir extra-cmake-args...
@@ -103,7 +103,7 @@ if [[ -e "$features/qt_build_config.prf" && -e "$features/qt_module.prf" ]]; the
      make -s sub-tst_qfunnel >/dev/null && make -s -C tests/auto/qfunnel check) || fail "qmake module"
     results+=("qmake module ok")
 else
-    skip "qmake module" "Qt $qt_version has no qmake module build support (qt_build_config.prf and qt_module.prf were removed in Qt 6.5); qmake applications are tested by the consumers stage"
+    skip "qmake module" "Qt >= 6.5" "Qt $qt_version has no qmake module build support (qt_build_config.prf and qt_module.prf were removed in Qt 6.5); qmake applications are tested by the consumers stage"
 fi
 
 if [[ $sanitizers -eq 0 ]]; then
@@ -166,7 +166,7 @@ if ! tsan_probe; then
     echo "ThreadSanitizer (g++ $(g++ -dumpfullversion)) cannot join QThreads here:" \
          "$(first_error "$probe_dir/g++.log")" >&2
     if ! tsan_probe "$shim"; then
-        skip tsan "g++ $(g++ -dumpfullversion)'s ThreadSanitizer runtime cannot start and join QThreads with Qt $qt_version, not even with tests/tsan/clockjoin.c preloaded: $(first_error "$probe_dir/g++.log") (see $probe_dir/g++.log)"
+        skip tsan "runtime cannot join QThreads" "g++ $(g++ -dumpfullversion)'s ThreadSanitizer runtime cannot start and join QThreads with Qt $qt_version, not even with tests/tsan/clockjoin.c preloaded: $(first_error "$probe_dir/g++.log") (see $probe_dir/g++.log)"
         finish 0
     fi
     echo "ThreadSanitizer with tests/tsan/clockjoin.c preloaded (pthread_clockjoin_np)" >&2
