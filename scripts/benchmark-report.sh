@@ -64,6 +64,9 @@ if [[ -n "$qt" ]]; then
         newest) root=sid ;;
         *) usage ;;
     esac
+    # The root sees the tree but not a worktree's git directory: name the commit here.
+    QFC_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo '+changes')"
+    export QFC_COMMIT
     version_args=("$qt")
     [[ $quick -eq 1 ]] && version_args+=(--quick)
     if [[ -n "$root" ]]; then

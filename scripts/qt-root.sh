@@ -78,7 +78,7 @@ mkdir -p "$root$mountpoint"
 # A clean environment: nothing of the host's (LD_LIBRARY_PATH, PATH, ...) leaks into the root.
 env_vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
           LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$suite")
-for v in CI QFC_SOAK_SECONDS QTFASTCONNECT_BENCH_QUICK; do
+for v in CI QFC_SOAK_SECONDS QTFASTCONNECT_BENCH_QUICK QFC_COMMIT; do
     [[ -n "${!v:-}" ]] && env_vars+=("$v=${!v}")
 done
 

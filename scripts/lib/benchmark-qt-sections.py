@@ -32,8 +32,10 @@ block = "\n".join([
     "The key rows against each Qt version CI tests, one `scripts/benchmark-report.sh --qt "
     "VERSION` run per version (6.4: the host's Qt; 6.8 and newest: in the Debian roots of "
     "`scripts/qt-root.sh`) on the same shared 2-core machine. Each ratio compares two paths "
-    "measured in the same run; absolute rates move between runs, so compare ratios across "
-    "sections, not calls/s.",
+    "measured in the same run of `tst_bench_funnel throughput` (a few seconds); the table gives "
+    "the median of three such runs and their range, which shows how much one run moves on this "
+    "machine. Absolute rates move more: compare ratios across sections, not calls/s. "
+    "Instructions per call are `scripts/callgrind-per-call.sh` medians of three runs.",
     "",
     "\n\n".join(sections),
     END,
