@@ -14,11 +14,18 @@
 #   6 timer lateness under a flood      tst_bench_flood
 #
 # Usage: scripts/benchmark-report.sh [--quick] [--build-dir DIR] [--no-build] [--skip LIST]
+#        scripts/benchmark-report.sh --qt 6.4|6.8|newest [--quick]
 #   --quick          fewer threads, shorter passes, fewer callgrind runs: under 3 minutes on
 #                    2 cores once the build is done
 #   --build-dir DIR  the Release build to use or create (default: build-bench)
 #   --no-build       use DIR as it is
 #   --skip LIST      comma-separated experiments to leave out: callgrind, allocator, payload, ...
+#   --qt VERSION     only the key rows (1 and 32 producers: funnel ÷ Qt queued calls/s;
+#                    instructions per call: funnel, invoke, Qt queued, direct) against that Qt:
+#                    6.4 the host's, 6.8 and newest in the Debian roots of scripts/qt-root.sh
+#                    (as scripts/run-tests.sh --qt). They become that version's section of
+#                    REPORT.md (benchmarks/results/qt-versions/, scripts/lib/benchmark-qt-version.sh);
+#                    a full run keeps those sections.
 #
 # Compare rows of one run only: every table is a ratio against plain Qt measured in the same
 # run. gnuplot is installed with apt-get (package gnuplot-nox) when missing and run as root.
@@ -27,7 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    echo "usage: $0 [--quick] [--build-dir DIR] [--no-build] [--skip LIST]" >&2
+    echo "usage: $0 [--quick] [--build-dir DIR] [--no-build] [--skip LIST] | --qt 6.4|6.8|newest [--quick]" >&2
     exit 2
 }
 
@@ -35,18 +42,42 @@ quick=0
 build=build-bench
 dobuild=1
 skip=","
+qt=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
         --build-dir) [[ $# -ge 2 ]] || usage; build="$2"; shift ;;
         --no-build) dobuild=0 ;;
         --skip) [[ $# -ge 2 ]] || usage; skip=",$2," ;;
+        --qt) [[ $# -ge 2 ]] || usage; qt="$2"; shift ;;
         -h|--help) usage ;;
         *) echo "error: unknown argument $1" >&2; usage ;;
     esac
     shift
 done
 skipped() { [[ "$skip" == *",$1,"* ]]; }
+
+if [[ -n "$qt" ]]; then
+    case "$qt" in
+        6.4) root="" ;;
+        6.8) root=trixie ;;
+        newest) root=sid ;;
+        *) usage ;;
+    esac
+    # The root sees the tree but not a worktree's git directory: name the commit here.
+    QFC_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo '+changes')"
+    export QFC_COMMIT
+    version_args=("$qt")
+    [[ $quick -eq 1 ]] && version_args+=(--quick)
+    if [[ -n "$root" ]]; then
+        scripts/qt-root.sh "$root" scripts/lib/benchmark-qt-version.sh "${version_args[@]}"
+    else
+        scripts/lib/benchmark-qt-version.sh "${version_args[@]}"
+    fi
+    python3 scripts/lib/benchmark-qt-sections.py benchmarks/results
+    echo "wrote the Qt $qt section of benchmarks/results/REPORT.md" >&2
+    exit 0
+fi
 
 results=benchmarks/results
 raw=$results/raw
@@ -164,4 +195,5 @@ printf '%s\n' "${failures[@]}" >"$raw/failures.txt"
 } >"$raw/machine.txt"
 
 python3 scripts/lib/benchmark-report.py "$raw" "$results"
+python3 scripts/lib/benchmark-qt-sections.py "$results"
 echo "wrote $results/REPORT.md ($(($(date +%s) - started)) s)" >&2

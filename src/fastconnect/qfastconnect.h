@@ -54,6 +54,11 @@ inline constexpr bool IsModePart = std::is_same_v<T, ConnectionType>
 
 // Found by argument-dependent lookup as soon as one operand is ours; an exact match, so it wins
 // over the built-in int operator| that two different enums would otherwise fall back to.
+#ifdef Q_QDOC
+// What qdoc documents: qdoc >= 6.11 cannot match an \fn to the constrained declaration.
+template <typename A, typename B>
+constexpr ConnectionMode operator|(A a, B b) noexcept;
+#else
 template <typename A, typename B,
           std::enable_if_t<Private::IsModePart<A> && Private::IsModePart<B>
                                    && !(std::is_same_v<A, Qt::ConnectionType>
@@ -62,6 +67,7 @@ constexpr ConnectionMode operator|(A a, B b) noexcept
 {
     return ConnectionMode::fromInt(ConnectionMode(a).toInt() | ConnectionMode(b).toInt());
 }
+#endif
 
 } // namespace QtFastConnect
 

@@ -21,14 +21,18 @@ root="$stage$prefix"
 
 fail() { echo "consumers: $*" >&2; exit 1; }
 
-# What the install must contain (Qt's Debian layout: multiarch library and include dirs).
+# What the install must contain (Qt's Debian layout: multiarch library and include dirs). The
+# module's version is the version of the Qt it was built against (.cmake.conf).
+version=$(qmake6 -query QT_VERSION)
 lib=$(find "$root" -name 'libQt6FastConnect.so.6' -printf '%h\n' -quit)
 [ -n "$lib" ] || fail "libQt6FastConnect.so.6 was not installed under $root"
 inc=$(find "$root" -type d -path '*/qt6/QtFastConnect' -printf '%h\n' -quit)
 [ -n "$inc" ] || fail "the QtFastConnect include directory was not installed under $root"
-version=$(sed -n 's/^QT.fastconnect.VERSION = //p' "$lib/qt6/mkspecs/modules/qt_lib_fastconnect.pri" \
-          2>/dev/null || true)
-for f in "$lib/libQt6FastConnect.so" \
+pri_version=$(sed -n 's/^QT.fastconnect.VERSION = //p' "$lib/qt6/mkspecs/modules/qt_lib_fastconnect.pri" \
+              2>/dev/null || true)
+[ "$pri_version" = "$version" ] ||
+    fail "qt_lib_fastconnect.pri says version '$pri_version', the Qt it was built with is $version"
+for f in "$lib/libQt6FastConnect.so" "$lib/libQt6FastConnect.so.$version" \
          "$inc/QtFastConnect/qfastconnect.h" "$inc/QtFastConnect/qfunnel.h" \
          "$inc/QtFastConnect/QFunnel" "$inc/QtFastConnect/QtFastConnect" \
          "$inc/QtFastConnect/$version/QtFastConnect/private/qfunnel_p.h" \
@@ -38,14 +42,20 @@ for f in "$lib/libQt6FastConnect.so" \
          "$lib/pkgconfig/Qt6FastConnect.pc"; do
     [ -e "$f" ] || fail "not installed: ${f#"$stage"}"
 done
-ls "$lib"/metatypes/qt6fastconnect_*_metatypes.json >/dev/null 2>&1 \
-    || fail "not installed: the module's metatypes JSON"
+# Qt <= 6.4 installs the metatypes into <libdir>/metatypes, later Qt into <libdir>/qt6/metatypes;
+# Qt >= 6.11 leaves the build type out of the file name.
+metatypes=$(find "$lib/metatypes" "$lib/qt6/metatypes" -maxdepth 1 \
+                -name 'qt6fastconnect_*metatypes.json' 2>/dev/null || true)
+[ -n "$metatypes" ] || fail "not installed: the module's metatypes JSON"
 echo "consumers: install into $prefix (staged in $stage) is complete" >&2
 
 # A CMake consumer of a module outside Qt's prefix names the package directory (Qt looks up its
-# components with NO_DEFAULT_PATH, so CMAKE_PREFIX_PATH alone does not find it).
+# components with NO_DEFAULT_PATH, so CMAKE_PREFIX_PATH alone does not find it). It asks for
+# the Qt minor version it runs on, find_package(Qt6 6.8 COMPONENTS Core FastConnect) on 6.8.x,
+# which the module's package must accept.
 cmake -S "$here/cmake" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DQt6FastConnect_DIR="$lib/cmake/Qt6FastConnect" >/dev/null
+      -DQt6FastConnect_DIR="$lib/cmake/Qt6FastConnect" -DQT_VERSION_WANTED="${version%.*}" \
+      >/dev/null
 cmake --build "$work/cmake" >/dev/null
 "$work/cmake/cmake_consumer" || fail "the CMake consumer failed"
 
