@@ -28,7 +28,7 @@ class QFunnelQueue;
 
 // Relay stage: one thread per funnel. Pops producer batches from the queue, drains them while
 // their producers keep filling them, and hands the calls to their receivers' threads: one chain
-// and at most one wake-up per receiver thread per round. It never runs user code and never
+// and at most one wake-up per receiver per round. It never runs user code and never
 // touches a receiver object.
 class QFunnelRelay
 {
