@@ -224,19 +224,19 @@ Q_FASTCONNECT_EXPORT bool mayMoveArguments(QFunnelSlotObject *so);
 extern "C" void __tsan_acquire(void *addr);
 extern "C" void __tsan_release(void *addr);
 #endif
-// Qt counts the references on its slot objects inside QMetaObject::activate(), which
-// ThreadSanitizer cannot see when Qt is not instrumented: an emitting thread's last look at
-// the capture, and its destruction in another thread, are ordered by that count. Tell it.
-inline void qfcAnnotateCaptureReleased([[maybe_unused]] void *capture)
+// A hand-off that Qt orders with its own atomics and locks, which ThreadSanitizer cannot see
+// when Qt is not instrumented: what a thread did before qfcAnnotateRelease(addr) happens before
+// what another does after qfcAnnotateAcquire(addr). No code without ThreadSanitizer.
+inline void qfcAnnotateRelease([[maybe_unused]] void *addr)
 {
 #if defined(__SANITIZE_THREAD__)
-    __tsan_release(capture);
+    __tsan_release(addr);
 #endif
 }
-inline void qfcAnnotateCaptureAcquired([[maybe_unused]] void *capture)
+inline void qfcAnnotateAcquire([[maybe_unused]] void *addr)
 {
 #if defined(__SANITIZE_THREAD__)
-    __tsan_acquire(capture);
+    __tsan_acquire(addr);
 #endif
 }
 
@@ -269,13 +269,15 @@ class QFunnelCaptureSlot<SlotObj, QtPrivate::List<SignalArgs...>, QtPrivate::Lis
         auto *that = static_cast<QFunnelCaptureSlot *>(self);
         switch (which) {
         case Destroy:
-            qfcAnnotateCaptureAcquired(that);
+            // Qt counts the references on its slot objects inside QMetaObject::activate(): an
+            // emitting thread's last look at the capture happens before its destruction.
+            qfcAnnotateAcquire(that);
             that->m_slot->deref();
             delete that;
             break;
         case Call:
             that->m_slot->post(that->makeCall(argv, std::index_sequence_for<Stored...>{}));
-            qfcAnnotateCaptureReleased(that);
+            qfcAnnotateRelease(that);
             break;
         case Compare:
             *ret = that->m_slot->isSlot(argv);

@@ -10,17 +10,6 @@
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
-#if defined(__SANITIZE_THREAD__)
-#  include <sanitizer/tsan_interface.h>
-// The wake-up event, and everything written before it, reaches the receiver's thread through
-// Qt's posted-event list. Qt is not built with ThreadSanitizer, so tell it about that hand-off.
-#  define QFC_ANNOTATE_RELEASE(addr) __tsan_release(addr)
-#  define QFC_ANNOTATE_ACQUIRE(addr) __tsan_acquire(addr)
-#else
-#  define QFC_ANNOTATE_RELEASE(addr) do { } while (false)
-#  define QFC_ANNOTATE_ACQUIRE(addr) do { } while (false)
-#endif
-
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -40,14 +29,14 @@ public:
     }
     ~QFunnelWakeEvent() override
     {
-        QFC_ANNOTATE_ACQUIRE(this);   // may be deleted undelivered, in another thread
+        qfcAnnotateAcquire(this);   // may be deleted undelivered, in another thread
         if (m_armed)
             m_inbox->wakeDiscarded();
         m_inbox->deref();
     }
     void placeMetaCall(QObject *receiver) override
     {
-        QFC_ANNOTATE_ACQUIRE(this);
+        qfcAnnotateAcquire(this);   // the event travelled through Qt's posted-event list
         m_armed = false;
         m_inbox->wake(receiver);
     }
@@ -101,7 +90,7 @@ void QFunnelInbox::requestWake()
     if (m_wakePending.exchange(true, std::memory_order_seq_cst))
         return;
     auto *e = new QFunnelWakeEvent(this);
-    QFC_ANNOTATE_RELEASE(e);
+    qfcAnnotateRelease(e);
     if (Q_LIKELY(m_guard->post(e)))
         return;
     // The receiver was destroyed: drop its calls here, with whatever follows them.
@@ -128,23 +117,26 @@ void QFunnelInbox::dropWhileUndeliverable()
             return;
         dropAll(dead ? Drop::Dead : Drop::Stopped);  // also what a pass took and left
         m_passLock.unlock();
-        // seq_cst fence: pairs with a pusher's seq_cst operations before its failed tryLock
-        // (see settle()).
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (isIdle())
+        if (!hasPushesAfterUnlock())
             return;
     }
+}
+
+// After unlocking the pass lock: whether calls were pushed that nobody else will look at. A
+// read-modify-write, not a load: ordered after the unlock, and with the pushes' own compare-
+// exchanges on m_head, either it sees a pusher's calls, or that pusher's compare-exchange
+// read this one's value, so that pusher's later tryLock sees the lock free (and takes it).
+bool QFunnelInbox::hasPushesAfterUnlock() noexcept
+{
+    QFunnelCall *expected = nullptr;
+    return !m_head.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
 }
 
 // After unlocking the pass lock: what a pass or a drop left behind, or what was pushed while
 // it ran and found a wake-up pending or the lock taken, gets a wake-up.
 void QFunnelInbox::settle()
 {
-    // seq_cst fence: pairs with the pushes' seq_cst flag loads and a failed tryLock in another
-    // thread (Dekker): either this thread sees that thread's calls, or that thread saw the lock
-    // free (and took it) or the wake-up flag clear (and posted).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!isIdle())
+    if (hasPushesAfterUnlock())
         requestWake();
 }
 
@@ -182,8 +174,8 @@ void QFunnelInbox::wakeDiscarded()
 
 void QFunnelInbox::dropPendingOnStop()
 {
-    // tryLock: the pass may be running a slot that waits for this very thread (it drops the
-    // rest when it ends).
+    // Only if the pass lock is free: a running pass may be in a slot that waits for this very
+    // thread (that pass drops the rest when it ends).
     dropWhileUndeliverable();
 }
 

@@ -71,8 +71,9 @@ public:
         QFunnelCall *old = m_head.load(std::memory_order_relaxed);
         do {
             bottom->next = old;
-            // release: publishes the calls (and their arguments) to the delivering thread.
-        } while (!m_head.compare_exchange_weak(old, top, std::memory_order_release,
+            // Publishes the calls (and their arguments) to the delivering thread; seq_cst, not
+            // just release (the same instruction on x86): see hasPushesAfterUnlock().
+        } while (!m_head.compare_exchange_weak(old, top, std::memory_order_seq_cst,
                                                std::memory_order_relaxed));
         // seq_cst pairs with wake(): either this load sees the event's handler clear the flag
         // (and a new wake-up is posted), or that handler's pass finds these calls.
@@ -110,6 +111,7 @@ private:
     enum class Drop { Stopped, Dead };   // counted as dropped, or as discarded
     void requestWake();
     void settle();
+    bool hasPushesAfterUnlock() noexcept;
     void dropWhileUndeliverable();
     void runPass(QObject *receiver);
     void takeAll();

@@ -92,13 +92,13 @@ class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
         auto *that = static_cast<QFunnelMetaCapture *>(self);
         switch (which) {
         case Destroy:
-            qfcAnnotateCaptureAcquired(that);   // see QFunnelCaptureSlot
+            qfcAnnotateAcquire(that);   // see QFunnelCaptureSlot
             that->m_slot->deref();
             delete that;
             break;
         case Call:
             that->m_slot->post(that->m_slot->makeCall(argv));
-            qfcAnnotateCaptureReleased(that);
+            qfcAnnotateRelease(that);
             break;
         case Compare:
             *ret = false;
