@@ -79,34 +79,40 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-// Records a funnel connection for Qt::UniqueConnection and for disconnect by slot, which Qt
-// cannot answer for us (it only sees the capture functor). slotKey identifies the slot
-// (a member function pointer's bytes, a method index; nullptr for a functor, which matches
-// nothing). A Unique connect holds the registry from its check until record().
-class Q_FASTCONNECT_EXPORT QFunnelConnectScope
-{
-    Q_DISABLE_COPY_MOVE(QFunnelConnectScope)
-public:
-    QFunnelConnectScope(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
-                        char kind, const void *slotKey, size_t keySize,
-                        QtFastConnect::ConnectionMode mode);
-    ~QFunnelConnectScope();
-    // Unique, and an identical funnel connection exists (or the slot is a functor: warned).
-    bool refused() const noexcept { return m_refused; }
-    QMetaObject::Connection record(QMetaObject::Connection c);
-
-private:
-    const QObject *m_sender;
-    const QObject *m_receiver;
-    int m_signalIndex;
-    bool m_refused = false;
-    bool m_locked = false;
-    QByteArray m_slotKey;
-};
+// Makes a funnel connection with connect(context) and records it for Qt::UniqueConnection and
+// for disconnect by slot, which Qt cannot answer for us (it only sees the capture). slotKey
+// identifies the slot (a member function pointer's bytes, a method index; nullptr for a
+// functor, which matches nothing). Under Qt::UniqueConnection the check and the record are one
+// step for other connects; a refused connect returns an invalid connection without calling
+// connect.
+using QFunnelConnectFn = QMetaObject::Connection (*)(void *context);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+                char kind, const void *slotKey, size_t keySize, int mode,
+                QFunnelConnectFn connect, void *context);
 
 Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
                                            const QObject *receiver, char kind,
                                            const void *slotKey, size_t keySize);
+
+// makeSlot() creates the slot only once the connect is not refused as a duplicate.
+template <typename Func1, typename Slot, typename Stored, typename MakeSlot>
+QMetaObject::Connection connectTyped(QFunnel *funnel,
+                                     const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+                                     Func1 signal, const QObject *receiver, char kind,
+                                     const void *slotKey, size_t keySize,
+                                     QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
+{
+    auto connect = [&]() {
+        return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(),
+                                                mode.toInt());
+    };
+    using Connect = decltype(connect);
+    return connectRecorded(sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),
+                           receiver, kind, slotKey, keySize, mode.toInt(),
+                           [](void *context) { return (*static_cast<Connect *>(context))(); },
+                           &connect);
+}
 
 } // namespace QtFastConnectPrivate
 
@@ -137,15 +143,11 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "because the funnel stores a copy until the receiver's thread runs the slot; "
                   "queue a move-only value with QtFastConnect::invoke(receiver, &Receiver::slot, "
                   "std::move(value)) instead.");
-    using SlotObj = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
-                                                            typename SlotType::Arguments>;
-    QtFastConnectPrivate::QFunnelConnectScope scope(
-            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), receiver, 'P',
-            &slot, sizeof(slot), mode);
-    if (scope.refused())
-        return QMetaObject::Connection();
-    return scope.record(QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, receiver, new SlotObj(slot), mode));
+    using Slot = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
+                                                         typename SlotType::Arguments>;
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot), mode,
+            [&] { return new Slot(slot); });
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -174,14 +176,10 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "because the funnel stores a copy until the context's thread runs it; "
                   "queue a move-only value with QtFastConnect::invoke(context, functor, "
                   "std::move(value)) instead.");
-    using SlotObj = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
-    QtFastConnectPrivate::QFunnelConnectScope scope(
-            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), context, 'F',
-            nullptr, 0, mode);
-    if (scope.refused())
-        return QMetaObject::Connection();
-    return scope.record(QtFastConnectPrivate::connectSlotObject<Func1, SlotObj, Stored>(
-            funnel, sender, signal, context, new SlotObj(F(std::forward<Func2>(functor))), mode));
+    using Slot = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, context, 'F', nullptr, 0, mode,
+            [&] { return new Slot(F(std::forward<Func2>(functor))); });
 }
 
 // The same two, through QFunnel::globalInstance().

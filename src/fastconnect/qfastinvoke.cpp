@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfastinvoke.h"
-#include "qfastconnect_p.h"
+#include "qfastconnectglobal_p.h"
 #include "qfunnel_p.h"
-#include "qfunnelcapture_p.h"
+#include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelreceiverguard_p.h"
 
@@ -69,29 +69,21 @@ namespace QtFastConnectPrivate {
 
 namespace {
 
-// The slot object behind invokes: the callable travels in each call, so this one only routes.
-class QFunnelInvokeSlot final : public QFunnelSlotObject
+// The slot behind invokes: the callable travels in each call, so there is no slot state.
+void invokeSlotImpl(QFunnelSlotOp op, void *, QObject *receiver, QFunnelCall *c)
 {
-public:
-    QFunnelInvokeSlot() : QFunnelSlotObject(&impl) {}
-
-private:
-    ~QFunnelInvokeSlot() = default;
-    static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c)
-    {
-        switch (op) {
-        case Run:
-            static_cast<QFunnelInvokeCall *>(c)->fn(receiver, static_cast<QFunnelInvokeCall *>(c));
-            break;
-        case DestroyCall:
-            static_cast<QFunnelInvokeCall *>(c)->fn(nullptr, static_cast<QFunnelInvokeCall *>(c));
-            break;
-        case DestroySelf:
-            delete static_cast<QFunnelInvokeSlot *>(self);
-            break;
-        }
+    auto *call = static_cast<QFunnelInvokeCall *>(c);
+    switch (op) {
+    case QFunnelSlotOp::Run:
+        call->fn(receiver, call);
+        break;
+    case QFunnelSlotOp::DestroyCall:
+        call->fn(nullptr, call);
+        break;
+    case QFunnelSlotOp::DestroySlot:
+        break;
     }
-};
+}
 
 class InvokeSlotCache;
 // This thread's cache once it was set up; null again after thread exit destroyed it.
@@ -111,20 +103,20 @@ public:
         t_invokeSlots = nullptr;
         t_invokeSlotsGone = true;
         for (Entry &e : m_entries) {
-            if (e.slotObject)
-                e.slotObject->deref();
+            if (e.route)
+                e.route->deref();
         }
     }
 
     // The live slot object for (core, receiver), or null; no side effects (the per-call path).
-    QFunnelSlotObject *find(QFunnelCore *core, const QObject *receiver) const noexcept
+    QFunnelRoute *find(QFunnelCore *core, const QObject *receiver) const noexcept
     {
         for (const Entry &e : m_entries) {
             if (e.core != core || e.receiver != receiver)
                 continue;
             // A dead receiver's address may belong to a new object by now: check the guard.
-            if (!core->isStopped() && e.slotObject->guard->isAlive(receiver))
-                return e.slotObject;
+            if (!core->isStopped() && e.route->guard->isAlive(receiver))
+                return e.route;
             return nullptr;
         }
         return nullptr;
@@ -139,12 +131,12 @@ public:
         }
     }
 
-    void insert(QFunnelCore *core, const QObject *receiver, QFunnelSlotObject *so)
+    void insert(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route)
     {
         Entry &e = m_entries[m_next];
         m_next = (m_next + 1) % Size;
         release(e);
-        e = { core, receiver, so };
+        e = { core, receiver, route };
     }
 
 private:
@@ -153,12 +145,12 @@ private:
     {
         QFunnelCore *core = nullptr;
         const QObject *receiver = nullptr;
-        QFunnelSlotObject *slotObject = nullptr;
+        QFunnelRoute *route = nullptr;
     };
     static void release(Entry &e)
     {
-        if (e.slotObject)
-            e.slotObject->deref();
+        if (e.route)
+            e.route->deref();
         e = Entry();
     }
 
@@ -182,7 +174,7 @@ InvokeSlotCache *invokeSlots()
 namespace {
 // The first invoke of this thread to a receiver, or a bad call: out of line, so that the
 // per-call path saves no registers for it.
-Q_NEVER_INLINE QFunnelSlotObject *newInvokeTarget(QFunnel *funnel, const QObject *receiver,
+Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *receiver,
                                                   const char *where)
 {
     if (Q_UNLIKELY(!funnel || !receiver)) {
@@ -195,26 +187,26 @@ Q_NEVER_INLINE QFunnelSlotObject *newInvokeTarget(QFunnel *funnel, const QObject
     if (cache)
         cache->forget(core, receiver);
     const QByteArray context = QByteArray(where) + "(" + classNameOf(receiver) + ")";
-    auto *so = new QFunnelInvokeSlot;
-    if (!routeToReceiver(core, receiver, so, context.constData())) {
-        so->deref();
+    auto *route = new QFunnelRoute(nullptr, &invokeSlotImpl);
+    if (!routeToReceiver(core, receiver, route, context.constData())) {
+        route->deref();
         return nullptr;
     }
     if (!cache)
-        return so;  // thread exit destroyed the cache: the call takes the initial reference
-    cache->insert(core, receiver, so); // the cache keeps the initial reference
-    so->ref(); // the call's
-    return so;
+        return route;  // thread exit destroyed the cache: the call takes the initial reference
+    cache->insert(core, receiver, route); // the cache keeps the initial reference
+    route->ref(); // the call's
+    return route;
 }
 } // namespace
 
-QFunnelSlotObject *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
+QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
 {
     if (Q_LIKELY(funnel && receiver && t_invokeSlots)) {
         QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-        if (QFunnelSlotObject *so = t_invokeSlots->find(core, receiver)) {
-            so->ref(); // the call's
-            return so;
+        if (QFunnelRoute *route = t_invokeSlots->find(core, receiver)) {
+            route->ref(); // the call's
+            return route;
         }
     }
     return newInvokeTarget(funnel, receiver, where);

@@ -115,7 +115,7 @@ QFunnel *QFunnel::globalInstance()
 qsizetype QFunnel::capacity() const
 {
     Q_D(const QFunnel);
-    return d->core->capacity();
+    return d->core->admission().capacity();
 }
 
 void QFunnel::setCapacity(qsizetype calls)
@@ -124,10 +124,10 @@ void QFunnel::setCapacity(qsizetype calls)
     if (calls < 1) {
         qWarning("QFunnel::setCapacity: capacity must be at least 1 call (got %lld); "
                  "keeping %lld", static_cast<long long>(calls),
-                 static_cast<long long>(d->core->capacity()));
+                 static_cast<long long>(d->core->admission().capacity()));
         return;
     }
-    d->core->setCapacity(calls);
+    d->core->admission().setCapacity(calls);
 }
 
 /*!
@@ -138,7 +138,7 @@ void QFunnel::setCapacity(qsizetype calls)
 qsizetype QFunnel::pendingCalls() const
 {
     Q_D(const QFunnel);
-    return d->core->pendingCalls();
+    return d->core->admission().pendingCalls();
 }
 
 /*!
@@ -148,7 +148,7 @@ qsizetype QFunnel::pendingCalls() const
 quint64 QFunnel::overCapacityCalls() const
 {
     Q_D(const QFunnel);
-    return d->core->overCapacityCalls();
+    return d->core->admission().overCapacityCalls();
 }
 
 /*!
@@ -202,7 +202,7 @@ quint64 QFunnel::droppedCalls() const
 QFunnel::OverflowPolicy QFunnel::overflowPolicy() const
 {
     Q_D(const QFunnel);
-    return OverflowPolicy(d->core->policy());
+    return d->core->admission().policy();
 }
 
 void QFunnel::setOverflowPolicy(OverflowPolicy policy)
@@ -212,11 +212,11 @@ void QFunnel::setOverflowPolicy(OverflowPolicy policy)
     case OverflowPolicy::Block:
     case OverflowPolicy::DropNewest:
     case OverflowPolicy::DropOldest:
-        d->core->setPolicy(int(policy));
+        d->core->admission().setPolicy(policy);
         return;
     }
     qWarning("QFunnel::setOverflowPolicy: unknown policy %d; keeping %d", int(policy),
-             d->core->policy());
+             int(d->core->admission().policy()));
 }
 
 /*!
@@ -232,7 +232,7 @@ void QFunnel::setOverflowPolicy(OverflowPolicy policy)
 int QFunnel::blockTimeout() const
 {
     Q_D(const QFunnel);
-    return d->core->blockTimeoutMs();
+    return d->core->admission().blockTimeoutMs();
 }
 
 void QFunnel::setBlockTimeout(int ms)
@@ -240,10 +240,10 @@ void QFunnel::setBlockTimeout(int ms)
     Q_D(QFunnel);
     if (ms < -1) {
         qWarning("QFunnel::setBlockTimeout: timeout must be -1 (for ever) or at least 0 ms "
-                 "(got %d); keeping %d", ms, d->core->blockTimeoutMs());
+                 "(got %d); keeping %d", ms, d->core->admission().blockTimeoutMs());
         return;
     }
-    d->core->setBlockTimeoutMs(ms);
+    d->core->admission().setBlockTimeoutMs(ms);
 }
 
 /*!
@@ -295,14 +295,14 @@ QFunnel::Statistics QFunnel::statistics() const
     QFunnelCore *core = d->core;
     Statistics s;
     // Delivery-side counters first: a call counted there was emitted before this read.
-    const QFunnelCore::InboxTotals t = core->inboxTotals();
+    const QFunnelInboxRegistry::Totals t = core->inboxes().totals();
     s.delivered = t.delivered;
     s.discarded = t.discarded;
     s.coalesced = t.coalesced;
     s.dropped = core->droppedCalls();
-    s.overCapacity = core->overCapacityCalls();
-    s.pending = core->pendingCalls();
-    s.highWaterMark = qMax(core->highWaterMark(), s.pending);
+    s.overCapacity = core->admission().overCapacityCalls();
+    s.pending = core->admission().pendingCalls();
+    s.highWaterMark = qMax(core->admission().highWaterMark(), s.pending);
     s.emitted = core->emittedCalls();
     s.relayRounds = core->relay().rounds();
     s.relayedCalls = core->relay().relayedCalls();

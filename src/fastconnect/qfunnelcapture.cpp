@@ -1,161 +1,72 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#include "qfunnelcapture_p.h"
+// Capture stage, library half: admission of an emitted call, then the one decision of the data
+// path: hand it straight to the receiver's inbox (the funnel is idle, or this is the receiver's
+// own thread) or queue it in this thread's lane for the relay.
+
+#include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelinbox_p.h"
-#include "qfunnelqueue_p.h"
+#include "qfunnellane_p.h"
 
-#include <QtCore/qvarlengtharray.h>
+#include <QtFastConnect/qfastinvoke.h>
 
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-thread_local QFunnelCore *QFunnelLane::tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
-thread_local QFunnelLane *QFunnelLane::tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
-
-// Set when thread exit destroyed this thread's lanes: an emission from a later thread_local
-// destructor must not touch them. Trivially destructible, so it outlives the lane set.
-thread_local bool tlLanesGone QFC_TLS_INITIAL_EXEC = false;
-
-// This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
-struct LaneSet
-{
-    QVarLengthArray<QFunnelLane *, 4> lanes;
-    ~LaneSet()
-    {
-        QFunnelLane::tlCachedCore = nullptr;
-        QFunnelLane::tlCachedLane = nullptr;
-        tlLanesGone = true;
-        // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
-        // route what this thread queued, so that they cannot overtake it.
-        for (QFunnelLane *lane : std::as_const(lanes))
-            flushCurrentThread(lane->core(), lane);
-        qDeleteAll(lanes);
-    }
-};
-
 namespace {
-thread_local LaneSet tlLanes;
 
 // The funnel stopped (application shutdown, or its QFunnel was destroyed), or it is full and
 // its overflow policy drops the newest call. Out of line: post() saves no registers for it.
-Q_NEVER_INLINE void rejectCall(QFunnelSlotObject *so, QFunnelCall *call)
+Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 {
-    so->destroyCall(call);
-    so->core->countDropped();
-}
-} // namespace
-
-QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
-{
-    m_core->ref();
-    m_core->addReservation(&m_reserved);
-    m_core->addEmittedCounter(&m_emitted);
+    route->core->countDropped();
+    route->destroyCall(call);   // may release the last reference on route, and on its core
 }
 
-QFunnelLane::~QFunnelLane()
+// Before the call can reach delivery, where a call that is no longer the latest of its
+// connection is skipped (QFunnelInbox::deliverSpecial()). Relaxed: the pointer is only
+// compared, with a read-modify-write, which reads the newest value in the modification order;
+// and this exchange happens before that one, since the call reaches delivery through a
+// release (the inbox push) that the delivering thread acquires.
+inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    m_core->removeEmittedCounter(&m_emitted);
-    m_core->removeReservation(&m_reserved);
-    if (m_open && m_open->abandon())
-        delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
-    m_core->deref();
+    if (Q_UNLIKELY(route->mode & QtFastConnect::CoalesceCalls))
+        route->latest.exchange(call, std::memory_order_relaxed);
 }
 
-QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
-{
-    if (Q_UNLIKELY(tlLanesGone))
-        return nullptr;
-    LaneSet &set = tlLanes;
-    QFunnelLane *lane = nullptr;
-    for (qsizetype i = 0; i < set.lanes.size(); ++i) {
-        QFunnelLane *l = set.lanes[i];
-        if (l->m_core == core) {
-            lane = l;
-        } else if (l->m_core->isStopped()) {
-            // Lanes of stopped funnels only pin their core; drop them here.
-            delete l;
-            set.lanes.remove(i--);
-        }
-    }
-    if (!lane) {
-        lane = new QFunnelLane(core);
-        set.lanes.append(lane);
-    }
-    tlCachedCore = core;   // the lane holds a reference: core cannot be reused meanwhile
-    tlCachedLane = lane;
-    return lane;
-}
-
-bool QFunnelLane::canBypassRelay() const noexcept
-{
-    if (m_handedOff)
-        return false; // a full batch may not even have been popped yet
-    return !m_open || (m_open->load() & QFunnelBatch::Sealed);
-}
-
-void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
-{
-    if (m_open) {
-        if (!sealed && m_open->append(m_count, call)) {
-            // The batch's last call (append() took every other case).
-            m_open = nullptr;   // full: the relay frees it once drained
-            m_handedOff = true;
-            return;
-        }
-        // Sealed before this call was published: reuse the batch for a new run.
-        m_open->restart(call);
-    } else {
-        m_open = m_core->queue().newBatch();
-        m_open->restart(call);
-        m_handedOff = false; // until this batch is sealed, canBypassRelay() says no anyway
-    }
-    m_count = 1;
-    // The only contended queue operation: once per batch, not per call.
-    m_core->queue().push(m_open);
-}
-
-} // namespace QtFastConnectPrivate
-
-namespace QtFastConnectPrivate {
 // An emission from a thread_local destructor after this thread's lanes (or its invoke cache)
-// were destroyed: no batch, no reservation; straight to the receiver's inbox (the lane set's
-// destructor flushed this thread's earlier calls through the relay first).
-Q_NEVER_INLINE static void postWithoutLane(QFunnelSlotObject *so, QFunnelCall *call)
+// were destroyed: no batch, no lasting reservation; straight to the receiver's inbox (the lane
+// set's destructor flushed this thread's earlier calls through the relay first).
+Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
 {
-    QFunnelCore *c = so->core;
+    QFunnelCore *c = route->core;
     c->countEmittedWithoutLane();
-    QFunnelCore::Reservation reservation { 0 };
-    c->addReservation(&reservation);
-    const bool admitted = !c->isStopped() && c->acquireCredit(reservation);
-    c->removeReservation(&reservation);   // gives back what the refill reserved beyond this call
+    QFunnelAdmission::Reservation reservation { 0 };
+    c->admission().addReservation(&reservation);
+    const bool admitted = !c->isStopped() && c->admission().acquireCredit(reservation);
+    c->admission().removeReservation(&reservation);   // returns what the refill reserved beyond
     if (!admitted)
-        return rejectCall(so, call);
-    if (Q_UNLIKELY(so->mode & QtFastConnect::CoalesceCalls))
-        so->latest.exchange(call, std::memory_order_relaxed);   // see post()
-    so->inbox->push(call, call);
+        return rejectCall(route, call);
+    noteLatest(route, call);
+    route->inbox->push(call, call);
 }
-} // namespace QtFastConnectPrivate
 
-void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
+// post() and postInvoke(), once the call holds its reference on route.
+Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
 {
-    QFunnelCore *c = core;
+    QFunnelCore *c = route->core;
     QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
     if (Q_UNLIKELY(!lane))
-        return postWithoutLane(this, call);
+        return postWithoutLane(route, call);
     lane->countEmitted();
-    if (Q_UNLIKELY(c->isStopped() || !c->acquireCredit(lane->reservation())))
-        return rejectCall(this, call);
-    if (Q_UNLIKELY(mode & QtFastConnect::CoalesceCalls)) {
-        // Before the call can reach delivery: there, a call that is no longer the latest of
-        // its connection is skipped (QFunnelInbox::deliverSpecial()). Relaxed: the pointer is
-        // only compared, a read-modify-write always sees the newest value, and the call
-        // itself reaches delivery through the push's release.
-        latest.exchange(call, std::memory_order_relaxed);
-    }
+    if (Q_UNLIKELY(c->isStopped() || !c->admission().acquireCredit(lane->reservation())))
+        return rejectCall(route, call);
+    noteLatest(route, call);
+    QFunnelInbox *inbox = route->inbox;
     if (lane->canBypassRelay()) {
         // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
         // queued connection, instead of paying a relay wake-up on top. An emission from the
@@ -176,5 +87,20 @@ void QtFastConnectPrivate::QFunnelSlotObject::post(QFunnelCall *call)
     if (Q_UNLIKELY(c->isStopped()))
         c->sweepStoppedQueue();
 }
+
+} // namespace
+
+void post(QFunnelRoute *route, QFunnelCall *call)
+{
+    route->ref();   // the call's
+    queueCall(route, call);
+}
+
+void postInvoke(QFunnelRoute *route, QFunnelCall *call)
+{
+    queueCall(route, call);
+}
+
+} // namespace QtFastConnectPrivate
 
 QT_END_NAMESPACE

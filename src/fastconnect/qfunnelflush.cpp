@@ -4,7 +4,7 @@
 #include "qfunnelflush_p.h"
 #include "qfastconnect.h"
 #include "qfunnel_p.h"
-#include "qfunnelcapture_p.h"
+#include "qfunnellane_p.h"
 #include "qfunnelcore_p.h"
 
 #include <memory>

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelinbox_p.h"
+#include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
@@ -58,8 +59,8 @@ QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::H
 
 QFunnelInbox::~QFunnelInbox()
 {
-    // Every call holds a reference on a slot object, which holds one on this inbox: none is
-    // left here. The core keeps the statistics (QFunnelCore::forgetInbox()).
+    // Every call holds a reference on a route, which holds one on this inbox: none is
+    // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
     Q_ASSERT(!m_first && !m_head.load(std::memory_order_relaxed));
     m_guard->deref();
     m_core->deref();
@@ -79,7 +80,7 @@ void QFunnelInbox::deref() noexcept
 {
     // acq_rel: the last owner sees every other owner's writes before destroying.
     if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        m_core->forgetInbox(this);
+        m_core->inboxes().forget(this);
         delete this;
     }
 }
@@ -97,7 +98,7 @@ void QFunnelInbox::requestWake()
     e->disarm();
     delete e;
     m_wakePending.store(false, std::memory_order_seq_cst);
-    ref(); // dropping the last call may release the last slot object referencing this
+    ref(); // dropping the last call may release the last route referencing this
     dropWhileUndeliverable();
     deref();
 }
@@ -219,14 +220,14 @@ void QFunnelInbox::runPass(QObject *receiver)
     if (Q_UNLIKELY(here != m_registeredThread)) {
         // The first pass in this thread: producers running here must not block on a full
         // funnel (QFunnelCore::isReceiverThread()), and emissions from here go straight here.
-        core->addReceiverThread(here->thread.loadRelaxed());
+        core->admission().addReceiverThread(here->thread.loadRelaxed());
         m_registeredThread = here;
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
     }
     // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
-    if (Q_UNLIKELY(core->evicting()))
+    if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();
     // Started at the first budget check: a short pass (an idle funnel's single call) does not
     // read the clock before its slot runs.
@@ -237,13 +238,13 @@ void QFunnelInbox::runPass(QObject *receiver)
         m_first = c->next;
         if (!m_first)
             m_last = nullptr;
-        QFunnelSlotObject *so = c->slotObject;
+        QFunnelRoute *route = c->route;
         // Checked per call: stop() does not wait for a running pass (its slot may wait for
         // stop()'s thread), so once stop() has returned no further slot may start; and a slot
         // may destroy the receiver or move it to another thread.
         if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
                        || QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here
-                       || (so->mode & QtFastConnect::CoalesceCalls))) {
+                       || (route->mode & QtFastConnect::CoalesceCalls))) {
             const qsizetype n = deliverSpecial(c, receiver, here);
             if (n < 0)
                 break;      // moved: the rest goes to the receiver's new thread
@@ -257,11 +258,11 @@ void QFunnelInbox::runPass(QObject *receiver)
                 break;
             if (!clock.isValid())
                 clock.start();
-            if (Q_UNLIKELY(core->evicting()))
+            if (Q_UNLIKELY(core->admission().evicting()))
                 evictOldest();
         }
     }
-    core->releaseCredits(settled);
+    core->admission().releaseCredits(settled);
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())
@@ -270,20 +271,20 @@ void QFunnelInbox::runPass(QObject *receiver)
 
 void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
 {
-    QFunnelSlotObject *so = call->slotObject;
+    QFunnelRoute *route = call->route;
     bump(m_delivered);
     {
         // What sender() and senderSignalIndex() read; they check that the sender is still
         // connected, exactly as for Qt's own queued calls. QObject::event() made sure the
         // receiver has connection data before it called the wake-up event.
-        QFunnelSenderScope senderScope(receiver, so->sender, so->signalIndex,
+        QFunnelSenderScope senderScope(receiver, route->sender, route->signalIndex,
                                        QObjectPrivate::get(receiver)->connections.loadRelaxed());
-        so->run(receiver, call);
+        route->run(receiver, call);
     }
     // After the sender scope's last look at the receiver: destroying the receiver cuts the
-    // connection, which releases this slot object too, so the reference orders the two for
+    // connection, which releases this route too, so the reference orders the two for
     // ThreadSanitizer (which cannot see Qt's own locks do it as well).
-    so->deref();
+    route->deref();
 }
 
 // Out of line, so that runPass() saves no registers for these: the funnel stopped, the
@@ -292,16 +293,14 @@ void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
 Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject *receiver,
                                                     QThreadData *here)
 {
-    QFunnelSlotObject *so = call->slotObject;
+    QFunnelRoute *route = call->route;
     if (m_core->isStopped()) {
-        so->destroyCall(call);
-        m_core->countDropped();
+        dropCall(call, Drop::Stopped);
         return 1;
     }
     if (!m_guard->isAliveHere()) {
         // The receiver was destroyed: like Qt, never call, just free the arguments.
-        so->destroyCall(call);
-        bump(m_discarded);
+        dropCall(call, Drop::Dead);
         return 1;
     }
     if (QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here) {
@@ -314,9 +313,10 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
     // fooled by a reused address: a newer call cannot get this call's memory while this call
     // exists.
     QFunnelCall *expected = call;
-    // Relaxed, like the capture's exchange: only the value matters (see QFunnelSlotObject::post()).
-    if (!so->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
-        so->destroyCall(call);
+    // Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
+    // qfunnelcapture.cpp).
+    if (!route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
+        route->destroyCall(call);
         bump(m_coalesced);
         return 1;
     }
@@ -328,12 +328,12 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
 // waiting for this receiver make room for the newer ones their producers were admitted with.
 void QFunnelInbox::evictOldest()
 {
-    while (m_first && m_core->tryEvictOne()) {
+    while (m_first && m_core->admission().tryEvictOne()) {
         QFunnelCall *c = m_first;
         m_first = c->next;
         if (!m_first)
             m_last = nullptr;
-        c->slotObject->destroyCall(c);
+        dropCall(c, Drop::Evicted);
     }
 }
 
@@ -344,17 +344,30 @@ void QFunnelInbox::dropAll(Drop why)
     qsizetype n = 0;
     while (QFunnelCall *c = m_first) {
         m_first = c->next;
-        c->slotObject->destroyCall(c);
+        c->route->destroyCall(c);
         ++n;
     }
     m_last = nullptr;
     if (!n)
         return;
+    count(why, quint64(n));
+    m_core->admission().releaseCredits(n);
+}
+
+// With m_passLock held. The caller returns the call's credit (except for an evicted call,
+// whose credit went back when tryEvictOne() admitted the eviction).
+void QFunnelInbox::dropCall(QFunnelCall *call, Drop why)
+{
+    call->route->destroyCall(call);
+    count(why, 1);
+}
+
+void QFunnelInbox::count(Drop why, quint64 n) noexcept
+{
     if (why == Drop::Dead)
-        bump(m_discarded, quint64(n));
+        bump(m_discarded, n);
     else
-        m_core->countDropped(quint64(n));
-    m_core->releaseCredits(n);
+        m_core->countDropped(n);
 }
 
 } // namespace QtFastConnectPrivate

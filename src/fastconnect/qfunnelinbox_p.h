@@ -15,7 +15,7 @@
 // We mean it.
 //
 
-#include <QtFastConnect/qfastconnect_impl.h>
+#include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qthread.h>
 
@@ -40,7 +40,7 @@ class QFunnelReceiverGuard;
 // bounded pass at a time, so paint and input events interleave with a flood. Passes may nest (a
 // slot that runs an event loop), like Qt's sendPostedEvents().
 //
-// Reference counted: each slot object routing to it holds one, and so does a wake-up in flight.
+// Reference counted: each route to it holds one, and so does a wake-up in flight.
 class QFunnelInbox
 {
     Q_DISABLE_COPY_MOVE(QFunnelInbox)
@@ -65,7 +65,7 @@ public:
     // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
     void push(QFunnelCall *top, QFunnelCall *bottom)
     {
-        // Once published, the calls (and the slot objects that keep this inbox alive) may be
+        // Once published, the calls (and the routes that keep this inbox alive) may be
         // delivered and freed before push() returns: hold a reference until it has.
         ref();
         QFunnelCall *old = m_head.load(std::memory_order_relaxed);
@@ -108,7 +108,9 @@ public:
 
 private:
     ~QFunnelInbox();
-    enum class Drop { Stopped, Dead };   // counted as dropped, or as discarded
+    // Why calls are dropped: the funnel stopped, or DropOldest evicted them (both counted as
+    // dropped), or their receiver is dead (counted as discarded).
+    enum class Drop { Stopped, Evicted, Dead };
     void requestWake();
     void settle();
     bool hasPushesAfterUnlock() noexcept;
@@ -116,6 +118,8 @@ private:
     void runPass(QObject *receiver);
     void takeAll();
     void dropAll(Drop why);
+    void dropCall(QFunnelCall *call, Drop why);
+    void count(Drop why, quint64 n) noexcept;
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
     void run(QFunnelCall *call, QObject *receiver);
     void putBack(QFunnelCall *call);

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelrelay_p.h"
-#include "qfunnelinbox_p.h"
+#include "qfunnelconnection_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelinbox_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -24,11 +25,8 @@ namespace QtFastConnectPrivate {
 namespace {
 
 // A batch in the relay's hands.
-struct HeldBatch
+struct HeldBatch : QFunnelBatchCursor
 {
-    QFunnelBatch *batch;
-    quint32 done = 0;      // calls already routed
-    quint32 seen = 0;      // state word read in this round
     bool fresh = false;    // the round found new calls in it
 };
 
@@ -40,7 +38,7 @@ public:
     void route(QFunnelCall *call)
     {
         // Fixed at connect time, and published to the relay by the batch's acquire load.
-        QFunnelInbox *inbox = call->slotObject->inbox;
+        QFunnelInbox *inbox = call->route->inbox;
         Chain *chain = (m_last && m_last->inbox == inbox) ? m_last : find(inbox);
         call->next = chain->top;
         chain->top = call;
@@ -109,7 +107,7 @@ void QFunnelRelay::run()
         if (b && QFunnelFlushMarker::is(b))
             flushes.push_back(static_cast<QFunnelFlushMarker *>(b));
         else if (b)
-            held.push_back(HeldBatch{ b });
+            held.push_back(HeldBatch{ { b }, false });
         else
             stopping = true;
     };
@@ -132,12 +130,9 @@ void QFunnelRelay::run()
         // after its earlier one, so per-producer order holds).
         quint64 routed = 0;
         for (HeldBatch &h : held) {
-            h.seen = h.batch->load();
-            const quint32 n = QFunnelBatch::count(h.seen);
-            h.fresh = n > h.done;
-            routed += n - h.done;
-            for (; h.done < n; ++h.done)
-                router.route(h.batch->calls[h.done]);
+            const quint32 n = h.drain([&](QFunnelCall *call) { router.route(call); });
+            h.fresh = n > 0;
+            routed += n;
         }
         // Hand over before sealing: once a producer sees its batch sealed it may deliver
         // directly, and its earlier calls must already be in the inbox.
@@ -150,20 +145,20 @@ void QFunnelRelay::run()
             m_rounds.fetch_add(1, std::memory_order_relaxed);
         }
 
+        // A batch still flowing stays open for another round; one quiet for a round goes back
+        // to its producer; a full one (its producer moved on) or an abandoned one (its producer
+        // thread exited) is recycled.
         auto retired = [&](HeldBatch &h) {
-            if (h.done == QFunnelBatch::Capacity) {
-                m_queue.recycle(h.batch);   // full: its producer moved on to a new batch
+            switch (h.release(h.fresh && !stopping)) {
+            case QFunnelBatchCursor::Release::Free:
+                m_queue.recycle(h.batch);
                 return true;
-            }
-            if (h.seen & QFunnelBatch::Abandoned) {
-                m_queue.recycle(h.batch);   // its producer thread exited; everything routed
+            case QFunnelBatchCursor::Release::Sealed:
                 return true;
+            case QFunnelBatchCursor::Release::Keep:
+                break;
             }
-            if (h.fresh && !stopping)
-                return false;               // still flowing: keep it open for another round
-            // Quiet for a round: give it back to its producer. Fails if a call arrived since
-            // the load; the next round routes it.
-            return h.batch->trySeal(h.seen);
+            return false;
         };
         held.erase(std::remove_if(held.begin(), held.end(), retired), held.end());
 

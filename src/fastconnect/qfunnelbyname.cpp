@@ -1,10 +1,10 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#include "qfunnelmetacall_p.h"
+#include "qfunnelbyname_p.h"
+#include "qfunnelconnection_p.h"
+#include "qfunnelconnectionregistry_p.h"
 #include "qfunnelqtcompat_p.h"
-#include "qfastconnect_p.h"
-#include "qfastconnect.h"
 
 #include <QtCore/private/qobject_p.h>
 
@@ -15,7 +15,7 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 QFunnelMetaCallSlot::QFunnelMetaCallSlot(int methodIndex, const QList<QMetaType> &types)
-    : QFunnelSlotObject(&impl), m_methodIndex(methodIndex)
+    : m_methodIndex(methodIndex)
 {
     std::size_t offset = sizeof(QFunnelCall);
     for (QMetaType t : types) {
@@ -34,17 +34,16 @@ bool QFunnelMetaCallSlot::isQueueable(QMetaType type)
     return isCopyConstructible(type);
 }
 
-QFunnelCall *QFunnelMetaCallSlot::makeCall(void **argv)
+QFunnelCall *QFunnelMetaCallSlot::makeCall(QFunnelRoute *route, void **argv) const
 {
     char *mem = static_cast<char *>(::operator new(m_size, std::align_val_t(m_align)));
-    auto *call = new (mem) QFunnelCall{ nullptr, this };
+    auto *call = new (mem) QFunnelCall(route);
     for (qsizetype i = 0; i < m_types.size(); ++i)
         m_types[i].construct(mem + m_offsets[i], argv[i + 1]);   // the copy constructor
-    ref();
     return call;
 }
 
-void QFunnelMetaCallSlot::destroy(QFunnelCall *call) noexcept
+void QFunnelMetaCallSlot::destroy(QFunnelCall *call) const noexcept
 {
     char *mem = reinterpret_cast<char *>(call);
     for (qsizetype i = 0; i < m_types.size(); ++i)
@@ -53,12 +52,11 @@ void QFunnelMetaCallSlot::destroy(QFunnelCall *call) noexcept
     ::operator delete(mem, std::align_val_t(m_align));
 }
 
-void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *receiver,
-                               QFunnelCall *c)
+void QFunnelMetaCallSlot::impl(QFunnelSlotOp op, void *self, QObject *receiver, QFunnelCall *c)
 {
     auto *that = static_cast<QFunnelMetaCallSlot *>(self);
     switch (op) {
-    case Run: {
+    case QFunnelSlotOp::Run: {
         char *mem = reinterpret_cast<char *>(c);
         QVarLengthArray<void *, 8> argv(that->m_types.size() + 1);
         argv[0] = nullptr;   // a queued call has no return value
@@ -71,10 +69,10 @@ void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *r
         that->destroy(c);
         break;
     }
-    case DestroyCall:
+    case QFunnelSlotOp::DestroyCall:
         that->destroy(c);
         break;
-    case DestroySelf:
+    case QFunnelSlotOp::DestroySlot:
         delete that;
         break;
     }
@@ -83,9 +81,11 @@ void QFunnelMetaCallSlot::impl(Operation op, QFunnelSlotObject *self, QObject *r
 namespace {
 
 // Installed on the signal with Qt::DirectConnection: runs inside emit, in the emitting thread.
+// (Compare matches nothing: QtFastConnect::disconnect() finds these through the registry.)
 class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
 {
-    QFunnelMetaCallSlot *m_slot;   // holds a reference
+    QFunnelRoute *const m_route;            // holds a reference, which keeps m_slot alive
+    const QFunnelMetaCallSlot *const m_slot;
 
     static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
     {
@@ -93,11 +93,11 @@ class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
         switch (which) {
         case Destroy:
             qfcAnnotateAcquire(that);   // see QFunnelCaptureSlot
-            that->m_slot->deref();
+            releaseRoute(that->m_route);
             delete that;
             break;
         case Call:
-            that->m_slot->post(that->m_slot->makeCall(argv));
+            post(that->m_route, that->m_slot->makeCall(that->m_route, argv));
             qfcAnnotateRelease(that);
             break;
         case Compare:
@@ -107,9 +107,9 @@ class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
     }
 
 public:
-    explicit QFunnelMetaCapture(QFunnelMetaCallSlot *slot) : QSlotObjectBase(&impl), m_slot(slot)
-    {
-    }
+    QFunnelMetaCapture(QFunnelRoute *route, const QFunnelMetaCallSlot *slot)
+        : QSlotObjectBase(&impl), m_route(route), m_slot(slot)
+    {}
 };
 
 } // namespace
@@ -177,23 +177,23 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     }
 
     const int methodIndex = method.methodIndex();
-    QFunnelConnectScope scope(sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex),
-                              mode);
-    if (scope.refused())
-        return {};
-    auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
-    if (!prepareConnection(funnel, sender, signal, receiver, slot, mode.toInt())) {
-        slot->deref();
-        return {};
-    }
-    const auto type = Qt::ConnectionType(Qt::DirectConnection
-                                         | (mode.toInt() & Qt::SingleShotConnection));
-    return scope.record(QObjectPrivate::connect(sender, signal.methodIndex(), receiver,
-                                                new QFunnelMetaCapture(slot), type));
+    auto connect = [&]() -> QMetaObject::Connection {
+        auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
+        QFunnelRoute *route = prepareConnection(funnel, sender, signal, receiver, slot,
+                                                &QFunnelMetaCallSlot::impl, mode.toInt());
+        if (!route)
+            return {};
+        return connectCapture(sender, signal, receiver, new QFunnelMetaCapture(route, slot),
+                              mode.toInt() & Qt::SingleShotConnection);
+    };
+    using Connect = decltype(connect);
+    return connectRecorded(sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex),
+                           mode.toInt(),
+                           [](void *context) { return (*static_cast<Connect *>(context))(); },
+                           &connect);
 }
 
-// Resolve SIGNAL() / SLOT() strings as QObject::connect() does, with its warnings.
-static bool resolveSignal(const char *fn, const QObject *sender, const char *signal,
+bool resolveSignal(const char *fn, const QObject *sender, const char *signal,
                           QMetaMethod *sig)
 {
     if (signal[0] - '0' != QSIGNAL_CODE) {
@@ -212,7 +212,7 @@ static bool resolveSignal(const char *fn, const QObject *sender, const char *sig
     return true;
 }
 
-static bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
+bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
                           QMetaMethod *meth)
 {
     const int code = method[0] - '0';
@@ -325,89 +325,6 @@ QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const QMet
                                                const QMetaMethod &method, ConnectionMode mode)
 {
     return connectMetaMethod(QFunnel::globalInstance(), sender, signal, receiver, method, mode);
-}
-
-/*!
-    \fn bool QtFastConnect::disconnect(const QObject *sender, const char *signal, const QObject *receiver, const char *method)
-
-    Disconnects the funnel connections from \a signal of \a sender to \a method of
-    \a receiver, made by name or by QMetaMethod, like QObject::disconnect() with the same
-    arguments; returns \c true if at least one was cut. A null \a signal, \a receiver or
-    \a method matches any signal, receiver (or context) or method; a null \a method then
-    also cuts the connections made with pointers to member functions or functors. Any thread
-    may call it.
-
-    Calls already emitted are still delivered, as with Qt::QueuedConnection; sender() is
-    \nullptr inside them. A null \a sender, or a name that does not resolve, prints a warning
-    and returns \c false. Connections made with QObject::connect() are not touched.
-*/
-bool QtFastConnect::disconnect(const QObject *sender, const char *signal,
-                               const QObject *receiver, const char *method)
-{
-    QMetaMethod sig;
-    QMetaMethod meth;
-    if (!sender) {
-        qWarning("QtFastConnect::disconnect: unexpected nullptr parameter");
-        return false;
-    }
-    if (signal && !resolveSignal("disconnect", sender, signal, &sig))
-        return false;
-    if (method) {
-        if (!receiver) {
-            qWarning("QtFastConnect::disconnect: a method needs its receiver");
-            return false;
-        }
-        if (!resolveMethod("disconnect", receiver, method, &meth))
-            return false;
-    }
-    return disconnect(sender, sig, receiver, meth);
-}
-
-/*!
-    \fn bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal, const QObject *receiver, const QMetaMethod &method)
-    \overload
-
-    Disconnects the funnel connections from \a signal of \a sender to \a method of
-    \a receiver. An invalid QMetaMethod or a null \a receiver matches anything, as above.
-*/
-bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal,
-                               const QObject *receiver, const QMetaMethod &method)
-{
-    const int methodIndex = method.isValid() ? method.methodIndex() : -1;
-    return disconnectFunnel(sender, signal, receiver, 'M',
-                            method.isValid() ? &methodIndex : nullptr, sizeof(methodIndex));
-}
-
-/*!
-    \fn template <typename Func1, typename Func2> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
-    \overload
-
-    Disconnects the funnel connections from \a signal of \a sender to the member function
-    \a slot of \a receiver made with the pointer-to-member-function overload of connect().
-    Unlike QObject::disconnect() with the same arguments, which cannot see funnel connections
-    (it would compare \a slot with the funnel's internal functor), it finds them.
-*/
-
-/*!
-    \fn template <typename Func1> bool QtFastConnect::disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *receiver, std::nullptr_t slot)
-    \overload
-
-    Disconnects every funnel connection from \a signal of \a sender to \a receiver (any
-    receiver or context if it is \nullptr), whatever the slot or functor. \a slot must be
-    \nullptr.
-*/
-
-/*!
-    \fn bool QtFastConnect::disconnect(const QMetaObject::Connection &connection)
-    \overload
-
-    Cuts \a connection, a handle returned by any QtFastConnect::connect() overload; the same as
-    QObject::disconnect(connection), which also works. Returns \c false if it was already cut
-    or is invalid. Calls already emitted are still delivered, as with Qt::QueuedConnection.
-*/
-bool QtFastConnect::disconnect(const QMetaObject::Connection &connection)
-{
-    return QObject::disconnect(connection);
 }
 
 QT_END_NAMESPACE

@@ -1,8 +1,7 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#include "qfunnelregistry_p.h"
-#include "qfastconnect.h"
+#include "qfunnelconnectionregistry_p.h"
 
 #include <QtCore/private/qmetaobject_p.h>
 
@@ -78,7 +77,8 @@ void QFunnelRegistry::purgeDead()
     m_purgeAt = qMax<qsizetype>(1024, 2 * m_entries);
 }
 
-// The public header's side of the registry: see QFunnelConnectScope in qfastconnect.h.
+// The public header's side of the registry: every typed, by-name and by-QMetaMethod connect
+// goes through connectRecorded().
 
 static QByteArray makeSlotKey(char kind, const void *slotKey, size_t keySize)
 {
@@ -89,73 +89,44 @@ static QByteArray makeSlotKey(char kind, const void *slotKey, size_t keySize)
     return key;
 }
 
-QFunnelConnectScope::QFunnelConnectScope(const QObject *sender, const QMetaMethod &signal,
-                                         const QObject *receiver, char kind,
-                                         const void *slotKey, size_t keySize,
-                                         QtFastConnect::ConnectionMode mode)
-    : m_sender(sender), m_receiver(receiver),
-      m_signalIndex(signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1)
+QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod &signal,
+                                        const QObject *receiver, char kind, const void *slotKey,
+                                        size_t keySize, int mode, QFunnelConnectFn connect,
+                                        void *context)
 {
-    m_slotKey = makeSlotKey(kind, slotKey, keySize);
-    if (!sender || !receiver || m_signalIndex < 0)
-        return; // the connect itself reports it
-    if (mode.testFlag(Qt::UniqueConnection)) {
-        // Held until record(): the check and the insertion are one step for other connects.
-        QFunnelRegistry &reg = QFunnelRegistry::instance();
-        reg.lock().lock();
-        m_locked = true;
-        if (m_slotKey.isEmpty()) {
+    const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
+    const QByteArray key = makeSlotKey(kind, slotKey, keySize);
+    QFunnelRegistry &reg = QFunnelRegistry::instance();
+    // Under Qt::UniqueConnection, held from the check until the record: one step for other
+    // connects. (A bad sender, receiver or signal is left to the connect to report.)
+    std::unique_lock<std::recursive_mutex> unique(reg.lock(), std::defer_lock);
+    if ((mode & Qt::UniqueConnection) && sender && receiver && signalIndex >= 0) {
+        unique.lock();
+        if (key.isEmpty()) {
             qWarning("QtFastConnect::connect(%s, %s): unique connections require a pointer to "
                      "member function of a QObject subclass, or a method given by name or by "
                      "QMetaMethod",
                      sender->metaObject()->className(), receiver->metaObject()->className());
-            m_refused = true;
-        } else if (reg.containsLive(sender, m_signalIndex, receiver, m_slotKey)) {
-            m_refused = true;   // like QObject::connect: no warning, an invalid handle
+            return QMetaObject::Connection();
         }
+        if (reg.containsLive(sender, signalIndex, receiver, key))
+            return QMetaObject::Connection();   // like QObject::connect: no warning
     }
-}
-
-QFunnelConnectScope::~QFunnelConnectScope()
-{
-    if (m_locked)
-        QFunnelRegistry::instance().lock().unlock();
-}
-
-QMetaObject::Connection QFunnelConnectScope::record(QMetaObject::Connection c)
-{
+    QMetaObject::Connection c = connect(context);
     if (c) {
-        QFunnelRegistry &reg = QFunnelRegistry::instance();
         std::lock_guard<std::recursive_mutex> locker(reg.lock());
-        reg.add(m_sender, QFunnelRegistry::Entry{ m_signalIndex, m_receiver, m_slotKey, c });
+        reg.add(sender, QFunnelRegistry::Entry{ signalIndex, receiver, key, c });
     }
     return c;
 }
 
-bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
-                      char kind, const void *slotKey, size_t keySize)
+QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,
+                                               const QObject *receiver, char kind,
+                                               const void *slotKey, size_t keySize)
 {
-    if (!sender) {
-        qWarning("QtFastConnect::disconnect: unexpected nullptr parameter");
-        return false;
-    }
-    if (signal.isValid() && signal.methodType() != QMetaMethod::Signal) {
-        qWarning("QtFastConnect::disconnect: %s::%s is not a signal",
-                 sender->metaObject()->className(), signal.methodSignature().constData());
-        return false;
-    }
-    const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
-    QList<QMetaObject::Connection> cut;
-    {
-        QFunnelRegistry &reg = QFunnelRegistry::instance();
-        std::lock_guard<std::recursive_mutex> locker(reg.lock());
-        cut = reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize));
-    }
-    // Outside the registry lock: disconnecting may destroy slot objects and run destructors.
-    bool any = false;
-    for (const QMetaObject::Connection &c : std::as_const(cut))
-        any |= QObject::disconnect(c);
-    return any;
+    QFunnelRegistry &reg = QFunnelRegistry::instance();
+    std::lock_guard<std::recursive_mutex> locker(reg.lock());
+    return reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize));
 }
 
 } // namespace QtFastConnectPrivate

@@ -1,8 +1,8 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#ifndef QFUNNELCAPTURE_P_H
-#define QFUNNELCAPTURE_P_H
+#ifndef QFUNNELLANE_P_H
+#define QFUNNELLANE_P_H
 
 //
 //  W A R N I N G
@@ -15,19 +15,10 @@
 // We mean it.
 //
 
-#include "qfunnelqueue_p.h"
-
-#include <QtFastConnect/qfastconnectglobal.h>
+#include "qfastconnectglobal_p.h"
+#include "qfunnelbatch_p.h"
 
 #include <atomic>
-
-// Thread-locals of this library that sit on a per-call path: initial-exec, so that reading one
-// costs a load instead of a __tls_get_addr call (a shared library's default).
-#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
-#  define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#  define QFC_TLS_INITIAL_EXEC
-#endif
 
 QT_BEGIN_NAMESPACE
 
@@ -36,8 +27,9 @@ namespace QtFastConnectPrivate {
 class QFunnelCore;
 struct QFunnelCall;
 
-// Capture stage, per producer thread and funnel: the batch this thread is filling. Lives in a
-// thread_local set; destroyed when the thread exits (or lazily once its funnel stopped).
+// Capture stage, per producer thread and funnel: the batch this thread is filling, its credit
+// reservation and its emission counter. Lives in a thread_local set; destroyed when the thread
+// exits (or lazily once its funnel stopped).
 class QFunnelLane
 {
     Q_DISABLE_COPY_MOVE(QFunnelLane)
@@ -63,7 +55,7 @@ public:
         appendSlow(call, false);
     }
 
-    // Credits reserved by this thread; see QFunnelCore::acquireCredit().
+    // Credits reserved by this thread; see QFunnelAdmission::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
     // Statistics: written by this lane's thread only (no locked instruction), summed on read.
     void countEmitted() noexcept
@@ -102,4 +94,4 @@ private:
 
 QT_END_NAMESPACE
 
-#endif // QFUNNELCAPTURE_P_H
+#endif // QFUNNELLANE_P_H

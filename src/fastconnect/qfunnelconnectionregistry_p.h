@@ -1,8 +1,8 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#ifndef QFUNNELREGISTRY_P_H
-#define QFUNNELREGISTRY_P_H
+#ifndef QFUNNELCONNECTIONREGISTRY_P_H
+#define QFUNNELCONNECTIONREGISTRY_P_H
 
 //
 //  W A R N I N G
@@ -15,7 +15,7 @@
 // We mean it.
 //
 
-#include <QtFastConnect/qfastconnectglobal.h>
+#include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qbytearray.h>
 #include <QtCore/qhash.h>
 #include <QtCore/qlist.h>
@@ -68,8 +68,14 @@ private:
     qsizetype m_purgeAt = 1024;     // a full sweep when the count doubles: amortized O(1)
 };
 
+// Removes and returns the live connections that match (see QFunnelRegistry::take()); kind,
+// slotKey and keySize as for connectRecorded() in qfastconnect.h.
+QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,
+                                               const QObject *receiver, char kind,
+                                               const void *slotKey, size_t keySize);
+
 } // namespace QtFastConnectPrivate
 
 QT_END_NAMESPACE
 
-#endif // QFUNNELREGISTRY_P_H
+#endif // QFUNNELCONNECTIONREGISTRY_P_H

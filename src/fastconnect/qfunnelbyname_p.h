@@ -1,8 +1,8 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#ifndef QFUNNELMETACALL_P_H
-#define QFUNNELMETACALL_P_H
+#ifndef QFUNNELBYNAME_P_H
+#define QFUNNELBYNAME_P_H
 
 //
 //  W A R N I N G
@@ -15,7 +15,7 @@
 // We mean it.
 //
 
-#include <QtFastConnect/qfastconnect_impl.h>
+#include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qmetatype.h>
 #include <QtCore/qvarlengtharray.h>
 
@@ -23,25 +23,26 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-// The slot object of a connection made by name or by QMetaMethod: the arguments are
+// The slot of a connection made by name or by QMetaMethod: the arguments are
 // type-erased through QMetaType, the method is run through the receiver's qt_metacall(), as Qt
 // does for its own queued calls.
-class QFunnelMetaCallSlot final : public QFunnelSlotObject
+class QFunnelMetaCallSlot
 {
 public:
     // types: the metatypes of the arguments the method consumes, each checked queueable.
     QFunnelMetaCallSlot(int methodIndex, const QList<QMetaType> &types);
 
     // Capture stage, emitting thread: copies the consumed arguments of argv (argv[0] is the
-    // return value) into one new call, which holds a reference on this slot object.
-    QFunnelCall *makeCall(void **argv);
+    // return value) into one new call for route.
+    QFunnelCall *makeCall(QFunnelRoute *route, void **argv) const;
 
     // True when type can be copied into a call and destroyed again.
     static bool isQueueable(QMetaType type);
 
+    static void impl(QFunnelSlotOp op, void *self, QObject *receiver, QFunnelCall *c);
+
 private:
-    static void impl(Operation op, QFunnelSlotObject *self, QObject *receiver, QFunnelCall *c);
-    void destroy(QFunnelCall *call) noexcept;
+    void destroy(QFunnelCall *call) const noexcept;
 
     const int m_methodIndex;                   // absolute, in the receiver's meta-object
     QVarLengthArray<QMetaType, 4> m_types;
@@ -50,8 +51,14 @@ private:
     std::size_t m_align = alignof(QFunnelCall);
 };
 
+// Resolve SIGNAL() / SLOT() strings as QObject::connect() does, with its warnings (fn: the
+// calling function's name for them).
+bool resolveSignal(const char *fn, const QObject *sender, const char *signal, QMetaMethod *sig);
+bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
+                   QMetaMethod *meth);
+
 } // namespace QtFastConnectPrivate
 
 QT_END_NAMESPACE
 
-#endif // QFUNNELMETACALL_P_H
+#endif // QFUNNELBYNAME_P_H

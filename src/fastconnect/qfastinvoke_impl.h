@@ -1,0 +1,114 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFASTINVOKE_IMPL_H
+#define QFASTINVOKE_IMPL_H
+
+#if 0
+#pragma qt_sync_skip_header_check
+#pragma qt_sync_stop_processing
+#endif
+
+#ifndef QFASTINVOKE_H
+#error Do not include qfastinvoke_impl.h directly; include <QtFastConnect/qfastinvoke.h>
+#endif
+
+#include <QtFastConnect/qfastconnect.h>
+
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+QT_BEGIN_NAMESPACE
+
+// Template machinery behind QtFastConnect::invoke(); not public API (see qfastconnect_impl.h).
+namespace QtFastConnectPrivate {
+
+// An invoke in flight: the callable and the arguments travel in the call itself, so one route
+// per (emitting thread, funnel, receiver) serves every invoke (see invokeTarget()). The header
+// (a call's, plus fn) is part of the ABI.
+struct QFunnelInvokeCall : QFunnelCall
+{
+    // Runs the call (receiver non-null), then destroys it; with a null receiver only destroys it.
+    using Fn = void (*)(QObject *receiver, QFunnelInvokeCall *self);
+    QFunnelInvokeCall(QFunnelRoute *route, Fn f) noexcept : QFunnelCall(route), fn(f) {}
+    const Fn fn;
+};
+
+// The route that carries invokes from the calling thread to receiver, with a reference for the
+// caller's call; nullptr (after a qWarning naming where) when receiver is null, has no thread
+// affinity, lives in a finished thread, or funnel is null or stopped. Cached per calling
+// thread. Any thread.
+Q_FASTCONNECT_EXPORT QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *receiver,
+                                                const char *where);
+// post() for a call that already holds its reference on route (from invokeTarget()).
+Q_FASTCONNECT_EXPORT void postInvoke(QFunnelRoute *route, QFunnelCall *call);
+
+template <typename F, typename... Args>
+struct QFunnelInvokeCallImpl : QFunnelInvokeCall
+{
+    Q_FASTCONNECT_POOLED
+    F func;
+    std::tuple<Args...> args;
+
+    template <typename G, typename... A>
+    QFunnelInvokeCallImpl(QFunnelRoute *route, G &&g, A &&...a)
+        : QFunnelInvokeCall(route, &run), func(std::forward<G>(g)), args(std::forward<A>(a)...)
+    {}
+
+    template <std::size_t... I>
+    void call(QObject *receiver, std::index_sequence<I...>)
+    {
+        if constexpr (std::is_member_function_pointer_v<F>) {
+            using Object = typename QtPrivate::FunctionPointer<F>::Object;
+            auto *object = static_cast<Object *>(receiver);
+            // Moves into by-value and const& parameters; non-const lvalue references get the
+            // stored argument itself.
+            if constexpr (std::is_invocable_v<F, Object *, Args &&...>)
+                std::invoke(func, object, std::move(std::get<I>(args))...);
+            else
+                std::invoke(func, object, std::get<I>(args)...);
+        } else {
+            Q_UNUSED(receiver);
+            if constexpr (std::is_invocable_v<F &, Args &&...>)
+                std::invoke(func, std::move(std::get<I>(args))...);
+            else
+                std::invoke(func, std::get<I>(args)...);
+        }
+    }
+    static void run(QObject *receiver, QFunnelInvokeCall *base)
+    {
+        auto *self = static_cast<QFunnelInvokeCallImpl *>(base);
+        if (receiver)
+            self->call(receiver, std::index_sequence_for<Args...>{});
+        delete self;
+    }
+};
+
+template <typename F, typename... A>
+bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &&f, A &&...args)
+{
+    static_assert(std::conjunction_v<std::is_constructible<std::decay_t<A>, A &&>...>,
+                  "QtFastConnect::invoke: an argument cannot be stored; a move-only argument "
+                  "(std::unique_ptr, ...) must be passed as an rvalue: std::move(arg).");
+    QFunnelRoute *route = invokeTarget(funnel, receiver, where);
+    if (!route)
+        return false;
+    postInvoke(route, new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
+                        route, std::forward<F>(f), std::forward<A>(args)...));
+    return true;
+}
+
+// A functor, not a member function, a method name or a receiver: invoke(funnel, receiver,
+// &Receiver::slot) would otherwise also match invoke(context, functor, ...).
+template <typename Func, typename F = std::decay_t<Func>>
+inline constexpr bool IsInvokeFunctor = !QtPrivate::FunctionPointer<F>::IsPointerToMemberFunction
+        && !std::is_convertible_v<Func, const char *>
+        && !std::is_base_of_v<QObject, std::remove_cv_t<std::remove_pointer_t<F>>>;
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFASTINVOKE_IMPL_H

@@ -1,0 +1,236 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunneladmission_p.h"
+
+#include <QtCore/qdeadlinetimer.h>
+
+#include <algorithm>
+#include <chrono>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped) : m_stopped(stopped) { }
+
+void QFunnelAdmission::setCapacity(qsizetype calls)
+{
+    const qsizetype old = m_capacity.exchange(calls, std::memory_order_relaxed);
+    // Credits move by the difference; a shrink below what is pending just makes producers wait
+    // until enough calls have been delivered.
+    m_credits.fetch_add(calls - old, std::memory_order_seq_cst);
+    if (calls > old)
+        wakeBlockedProducers();
+}
+
+void QFunnelAdmission::addReservation(Reservation *r)
+{
+    QMutexLocker locker(&m_reservationsLock);
+    m_reservations.append(r);
+}
+
+void QFunnelAdmission::removeReservation(Reservation *r)
+{
+    qsizetype held;
+    {
+        QMutexLocker locker(&m_reservationsLock);
+        m_reservations.removeOne(r);
+        held = r->exchange(0, std::memory_order_relaxed);
+    }
+    releaseCredits(held);
+}
+
+bool QFunnelAdmission::reclaimReservations()
+{
+    qsizetype reclaimed = 0;
+    {
+        QMutexLocker locker(&m_reservationsLock);
+        // A lane's owner may be between its fetch_sub and the undo; whatever this exchange
+        // sees (even -1) keeps pool + reservations + pending equal to the capacity.
+        for (Reservation *r : std::as_const(m_reservations))
+            reclaimed += r->exchange(0, std::memory_order_relaxed);
+    }
+    if (reclaimed)
+        m_credits.fetch_add(reclaimed, std::memory_order_seq_cst);
+    return reclaimed > 0;
+}
+
+qsizetype QFunnelAdmission::pendingCalls()
+{
+    QMutexLocker locker(&m_reservationsLock);
+    qsizetype free = m_credits.load(std::memory_order_relaxed);
+    // A lane between its fetch_sub and the undo reads -1 while holding nothing: count it as 0.
+    for (Reservation *r : std::as_const(m_reservations))
+        free += std::max<qsizetype>(r->load(std::memory_order_relaxed), 0);
+    return capacity() - free;
+}
+
+bool QFunnelAdmission::refillCredit(Reservation &r)
+{
+    // Up to 1/64 of the capacity at a time (at most 64): exact for tiny capacities, and at most
+    // a 63-call reservation idling per producer thread for the default one.
+    const qsizetype cap = capacity();
+    const qsizetype chunk = std::clamp<qsizetype>(cap / 64, 1, 64);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        qsizetype available = m_credits.load(std::memory_order_relaxed);
+        while (available > 0) {
+            const qsizetype take = qMin(available, chunk);
+            if (m_credits.compare_exchange_weak(available, available - take,
+                                                std::memory_order_relaxed)) {
+                r.fetch_add(take - 1, std::memory_order_relaxed);
+                // Once per chunk, not per call: the depth counts this call but not the rest
+                // of the chunk, which is still only reserved.
+                noteDepth(cap - (available - take) - (take - 1));
+                return true;
+            }
+        }
+        if (attempt == 0 && !reclaimReservations())
+            break;
+    }
+
+    // Full. A thread that receives from this funnel must not wait for room: the calls that
+    // would make room may be waiting for this very thread. It goes over capacity, counted.
+    if (isReceiverThread(QThread::currentThread())) {
+        noteDepth(cap - m_credits.fetch_sub(1, std::memory_order_relaxed) + 1);
+        m_overCapacity.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+
+    switch (policy()) {
+    case QFunnel::OverflowPolicy::DropNewest:
+        return false;   // the caller drops this call and counts it
+    case QFunnel::OverflowPolicy::DropOldest: {
+        // Admitted beyond the capacity (at most once more the capacity, then the newest call
+        // is dropped after all); receiver threads discard their oldest waiting calls until the
+        // funnel is back within its capacity (tryEvictOne()).
+        qsizetype available = m_credits.load(std::memory_order_relaxed);
+        while (available > -cap) {
+            if (m_credits.compare_exchange_weak(available, available - 1,
+                                                std::memory_order_relaxed)) {
+                noteDepth(cap - available + 1);
+                return true;
+            }
+        }
+        return false;
+    }
+    default:
+        return waitForCredit();
+    }
+}
+
+bool QFunnelAdmission::waitForCredit()
+{
+    const int timeoutMs = blockTimeoutMs();
+    QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
+    QDeadlineTimer warnAt(StallWarningMs);
+    std::unique_lock<std::mutex> locker(m_waitLock);
+    // seq_cst on m_waiters and m_credits: either this thread sees the credits a receiver
+    // returned, or that receiver sees this waiter and wakes it.
+    m_waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool ok = false;
+    bool warned = false;
+    while (!isStopped()) {
+        if (const qsizetype a = m_credits.fetch_sub(1, std::memory_order_seq_cst); a > 0) {
+            noteDepth(capacity() - a + 1);
+            ok = true;
+            break;
+        }
+        m_credits.fetch_add(1, std::memory_order_seq_cst);
+        // Idle threads may have reserved credits since this thread last looked. (Lock order:
+        // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
+        if (reclaimReservations())
+            continue;
+        if (deadline.hasExpired())
+            break;      // the caller drops this call and counts it
+        // Woken by releaseCredits() when room is made; the timeout only serves the deadline and
+        // the one stall warning. (A Forever deadline's remainingTime() is -1: not a timeout.)
+        if (deadline.isForever() && warned) {
+            m_roomAvailable.wait(locker);
+        } else {
+            qint64 waitMs = warned ? deadline.remainingTime() : warnAt.remainingTime();
+            if (!deadline.isForever())
+                waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
+            m_roomAvailable.wait_for(locker,
+                                     std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        }
+        if (!warned && warnAt.hasExpired()) {
+            // Not an error by itself (a receiver may just be slow), but the classic deadlock
+            // of a bounded queue: the receiver thread waiting for this producer.
+            warned = true;
+            qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel "
+                     "(capacity %lld calls). Is every receiver thread running its event loop, "
+                     "and none of them waiting for this thread?",
+                     StallWarningMs, static_cast<long long>(capacity()));
+        }
+    }
+    m_waiters.fetch_sub(1, std::memory_order_relaxed);
+    return ok;
+}
+
+void QFunnelAdmission::setBlockTimeoutMs(int ms) noexcept
+{
+    m_blockTimeoutMs.store(ms, std::memory_order_relaxed);
+    wakeBlockedProducers();    // waiters re-read the deadline only when they start waiting
+}
+
+bool QFunnelAdmission::tryEvictOne() noexcept
+{
+    qsizetype available = m_credits.load(std::memory_order_relaxed);
+    while (available < 0) {
+        if (m_credits.compare_exchange_weak(available, available + 1,
+                                            std::memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void QFunnelAdmission::noteDepth(qsizetype pending) noexcept
+{
+    qsizetype high = m_highWater.load(std::memory_order_relaxed);
+    while (pending > high
+           && !m_highWater.compare_exchange_weak(high, pending, std::memory_order_relaxed)) {
+    }
+}
+
+void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
+{
+    if (!calls)
+        return;
+    m_credits.fetch_add(calls, std::memory_order_seq_cst);
+    if (m_waiters.load(std::memory_order_seq_cst) > 0)
+        wakeBlockedProducers();
+}
+
+void QFunnelAdmission::wakeBlockedProducers()
+{
+    // Taking the lock orders this wake-up after a waiter's last look at the credits.
+    std::lock_guard<std::mutex> locker(m_waitLock);
+    m_roomAvailable.notify_all();
+}
+
+void QFunnelAdmission::addReceiverThread(QThread *thread)
+{
+    QMutexLocker locker(&m_threadsLock);
+    m_receiverThreads.removeIf([](const QPointer<QThread> &t) { return t.isNull(); });
+    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
+        if (t.data() == thread)
+            return;
+    }
+    m_receiverThreads.append(thread);
+}
+
+bool QFunnelAdmission::isReceiverThread(QThread *thread)
+{
+    QMutexLocker locker(&m_threadsLock);
+    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
+        if (t.data() == thread)
+            return true;
+    }
+    return false;
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,129 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELADMISSION_P_H
+#define QFUNNELADMISSION_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfunnel.h>
+#include <QtCore/qlist.h>
+#include <QtCore/qmutex.h>
+#include <QtCore/qpointer.h>
+#include <QtCore/qthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+// Admission: the funnel's capacity as credits, and what a producer does when none is left
+// (QFunnel::OverflowPolicy). A call holds one credit from capture until it ran or was dropped.
+// Producers block without credit (backpressure); threads that receive from the funnel never do.
+class QFunnelAdmission
+{
+    Q_DISABLE_COPY_MOVE(QFunnelAdmission)
+public:
+    // A producer blocked this long on a full funnel prints one warning.
+    static constexpr int StallWarningMs = 5000;
+
+    // stopped: the funnel's stop flag; a waiting producer gives up once it is set.
+    explicit QFunnelAdmission(const std::atomic<bool> &stopped);
+
+    qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
+    void setCapacity(qsizetype calls);
+
+    // Each producer lane reserves credits in chunks, so that producers do not all hit one
+    // shared counter per call; a producer that finds the pool empty reclaims the reservations
+    // of idle lanes before it waits, so the capacity stays exact.
+    using Reservation = std::atomic<qsizetype>;
+    void addReservation(Reservation *r);
+    void removeReservation(Reservation *r);     // returns what it still holds
+    bool acquireCredit(Reservation &r)          // false: drop the call (policy, or stopped)
+    {
+        // Relaxed: credits publish nothing; the call itself travels through the queue.
+        if (r.fetch_sub(1, std::memory_order_relaxed) > 0)
+            return true;
+        r.fetch_add(1, std::memory_order_relaxed);
+        return refillCredit(r);
+    }
+    void releaseCredits(qsizetype calls) noexcept;
+    qsizetype pendingCalls();
+    // Releases every blocked producer (the funnel stopped, or a setting changed).
+    void wakeBlockedProducers();
+
+    // Threads that receiver objects of the funnel live in (at connect time, or at a delivery
+    // pass): they are admitted over capacity instead of blocking. Held as QPointers: a deleted
+    // QThread's address reused by a new one never matches.
+    void addReceiverThread(QThread *thread);
+    bool isReceiverThread(QThread *thread);
+
+    QFunnel::OverflowPolicy policy() const noexcept
+    {
+        return QFunnel::OverflowPolicy(m_policy.load(std::memory_order_relaxed));
+    }
+    void setPolicy(QFunnel::OverflowPolicy policy) noexcept
+    {
+        m_policy.store(int(policy), std::memory_order_relaxed);
+    }
+    int blockTimeoutMs() const noexcept { return m_blockTimeoutMs.load(std::memory_order_relaxed); }
+    void setBlockTimeoutMs(int ms) noexcept;
+    // DropOldest: a receiver thread discards its oldest waiting calls while the funnel is over
+    // capacity; each discard returns the credit its producer took beyond the capacity. Returns
+    // true if the caller may discard one call (and must count it as dropped).
+    bool tryEvictOne() noexcept;
+    bool evicting() const noexcept
+    {
+        return policy() == QFunnel::OverflowPolicy::DropOldest
+                && m_credits.load(std::memory_order_relaxed) < 0;
+    }
+
+    qsizetype highWaterMark() const noexcept { return m_highWater.load(std::memory_order_relaxed); }
+    quint64 overCapacityCalls() const noexcept
+    {
+        return m_overCapacity.load(std::memory_order_relaxed);
+    }
+
+private:
+    bool refillCredit(Reservation &r);
+    bool waitForCredit();
+    void noteDepth(qsizetype pending) noexcept;
+    bool reclaimReservations();
+    bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
+
+    const std::atomic<bool> &m_stopped;
+    std::atomic<qsizetype> m_capacity { QFunnel::DefaultCapacity };
+    alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
+    alignas(64) std::atomic<int> m_waiters { 0 };
+    QMutex m_reservationsLock;
+    QList<Reservation *> m_reservations;         // guarded by m_reservationsLock
+    // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
+    std::mutex m_waitLock;
+    std::condition_variable m_roomAvailable;
+
+    QMutex m_threadsLock;
+    QList<QPointer<QThread>> m_receiverThreads;  // guarded by m_threadsLock
+
+    std::atomic<int> m_policy { int(QFunnel::OverflowPolicy::Block) };
+    std::atomic<int> m_blockTimeoutMs { -1 };
+    std::atomic<qsizetype> m_highWater { 0 };
+    std::atomic<quint64> m_overCapacity { 0 };
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELADMISSION_P_H

@@ -1,0 +1,123 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELBATCH_P_H
+#define QFUNNELBATCH_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnectglobal.h>
+
+#include <atomic>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+struct QFunnelCall;
+
+// The unit that travels through the queue: a run of calls from one producer thread, filled by
+// that producer while the relay already drains it. Pushing a batch instead of a call is what
+// keeps the TBB queue's ticket convoy away when producers outnumber cores: a producer touches the
+// shared queue once per batch, and a batch stays open for as long as the relay keeps finding new
+// calls in it.
+//
+// Protocol (one producer, the relay):
+// - the producer writes calls[n] and then publishes it with one fetch_add on state;
+// - the relay reads state (acquire) and consumes calls[done, count);
+// - when the relay has caught up and saw nothing new, it seals the batch with a CAS; a producer
+//   whose fetch_add returns Sealed knows the relay has let go and reuses the batch;
+// - a full batch belongs to the relay (the producer moved on), an abandoned one too (its
+//   producer thread exited).
+struct QFunnelBatch
+{
+    static constexpr quint32 Capacity = 510;             // calls; the batch is ~4 KiB
+    static constexpr quint32 Sealed = 1u << 31;
+    static constexpr quint32 Abandoned = 1u << 30;
+    static constexpr quint32 CountMask = Abandoned - 1;
+
+    std::atomic<quint32> state { 0 };
+    QFunnelCall *calls[Capacity];
+
+    // Producer side. Returns false if the relay had sealed the batch before this call was
+    // published: the call is not in the batch, and the batch is the producer's to reuse.
+    bool append(quint32 index, QFunnelCall *call) noexcept
+    {
+        calls[index] = call;
+        // Release publishes calls[index]; acquire pairs with the relay's sealing CAS, so the
+        // relay's reads of this batch happen before the producer reuses it. seq_cst (the same
+        // lock xadd on x86) also orders it before the producer's isStopped() re-check.
+        return !(state.fetch_add(1, std::memory_order_seq_cst) & Sealed);
+    }
+    void restart(QFunnelCall *first) noexcept
+    {
+        calls[0] = first;
+        state.store(1, std::memory_order_relaxed); // published by the queue push
+    }
+    // Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
+    // otherwise the relay frees it after draining.
+    bool abandon() noexcept
+    {
+        return state.fetch_or(Abandoned, std::memory_order_acq_rel) & Sealed;
+    }
+
+    // Relay side.
+    quint32 load() const noexcept { return state.load(std::memory_order_acquire); }
+    static quint32 count(quint32 s) noexcept { return s & CountMask; }
+    bool trySeal(quint32 seen) noexcept
+    {
+        return state.compare_exchange_strong(seen, seen | Sealed, std::memory_order_acq_rel,
+                                             std::memory_order_relaxed);
+    }
+};
+
+// The consuming side of the protocol, the one drain: the relay and a stopped funnel's sweep
+// both consume a batch through a cursor, whose producer may still be appending to it.
+struct QFunnelBatchCursor
+{
+    QFunnelBatch *batch;
+    quint32 done = 0;      // calls consumed
+    quint32 seen = 0;      // state word read by the last drain()
+
+    // Passes every call published since the last drain to consume, in order; returns how many.
+    template <typename Consume>
+    quint32 drain(Consume &&consume)
+    {
+        seen = batch->load();
+        const quint32 n = QFunnelBatch::count(seen);
+        const quint32 fresh = n - done;
+        for (; done < n; ++done)
+            consume(batch->calls[done]);
+        return fresh;
+    }
+
+    // After a drain, whether the consumer lets go of the batch. Free: it is full or abandoned,
+    // every call is consumed and no producer will touch it again (the consumer frees or
+    // recycles it). Sealed: handed back to its producer. Keep: still the consumer's, because
+    // keepOpen (it is still flowing) or because a call arrived since the drain (the next drain
+    // takes it).
+    enum class Release { Keep, Free, Sealed };
+    Release release(bool keepOpen) noexcept
+    {
+        if (done == QFunnelBatch::Capacity || (seen & QFunnelBatch::Abandoned))
+            return Release::Free;
+        if (keepOpen)
+            return Release::Keep;
+        return batch->trySeal(seen) ? Release::Sealed : Release::Keep;
+    }
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELBATCH_P_H

@@ -1,0 +1,210 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Connection set-up: the one validation path of every connect and invoke, and the routes it
+// creates.
+
+#include "qfunnelconnection_p.h"
+#include "qfunnel_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelinbox_p.h"
+#include "qfunnelreceiverguard_p.h"
+
+#include <QtCore/private/qmetaobject_p.h>
+#include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qobject_p_p.h>
+#include <QtCore/private/qthread_p.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+QFunnelRoute::~QFunnelRoute()
+{
+    m_impl(QFunnelSlotOp::DestroySlot, m_slot, nullptr, nullptr);
+    if (inbox)
+        inbox->deref();
+    if (guard)
+        guard->deref();
+    if (core)
+        core->deref();
+}
+
+bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
+                     const char *where)
+{
+    if (core->isStopped()) {
+        qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
+                 "shutting down)", where);
+        return false;
+    }
+    QObject *r = const_cast<QObject *>(receiver);
+    // The receiver's thread data, read under its posted-event lock: the receiver's own thread
+    // may move it to another thread meanwhile (and that could free the old data).
+    QThread *thread = nullptr;
+    bool running = false;
+    Qt::HANDLE threadId = nullptr;
+    // The lock QObject::moveToThread() holds while it swaps the data, taken the way
+    // QCoreApplication::postEvent() takes it: lock the data read, retry if it changed
+    // meanwhile. (Not Qt's own locker: it locks inside Qt, where ThreadSanitizer cannot see it.)
+    for (;;) {
+        QThreadData *td = QObjectPrivate::get(r)->threadData.loadAcquire();
+        if (!td)
+            break;  // being destroyed
+        QMutexLocker locker(&td->postEventList.mutex);
+        if (td != QObjectPrivate::get(r)->threadData.loadAcquire())
+            continue;
+        thread = td->thread.loadAcquire();
+        running = td->eventDispatcher.loadAcquire() != nullptr;
+        threadId = td->threadId.loadRelaxed();
+        break;
+    }
+    if (!thread) {
+        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls",
+                 where, static_cast<const void *>(receiver));
+        return false;
+    }
+    // A thread without an event dispatcher has not started yet, or has finished: only then
+    // ask which (QThread::isFinished() takes a lock).
+    if (!running && thread->isFinished()) {
+        // Its thread ran and returned: no event loop will run the slot (unless the thread is
+        // started again), so refuse instead of letting calls wait for ever.
+        qWarning("%s: receiver %p lives in a thread that has finished, so no event loop could "
+                 "run its calls", where, static_cast<const void *>(receiver));
+        return false;
+    }
+    core->admission().addReceiverThread(thread);
+    core->ref();
+    route->core = core;
+    route->guard = QFunnelReceiverGuard::acquire(r);
+    route->inbox = core->inboxes().inboxFor(core, route->guard, threadId);
+    return true;
+}
+
+
+// The ConnectionMode bits accepted so far; everything else is refused, never ignored.
+static constexpr int SupportedModeBits =
+        (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
+         | QtFastConnect::CoalesceCalls | Qt::UniqueConnection | Qt::SingleShotConnection).toInt();
+
+static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
+{
+    // Qt::AutoConnection (0) in the Qt::ConnectionType part means "the funnel decides".
+    const int qtType = mode & 0xf;
+    if (qtType != Qt::AutoConnection) {
+        qWarning("QtFastConnect::connect(%s, %s): unsupported connection type 0x%x; a funnel "
+                 "connection cannot also be Qt::DirectConnection, Qt::QueuedConnection or "
+                 "Qt::BlockingQueuedConnection",
+                 classNameOf(sender), classNameOf(receiver), unsigned(qtType));
+        return false;
+    }
+    if (const int unsupported = mode & ~(SupportedModeBits | 0xf)) {
+        qWarning("QtFastConnect::connect(%s, %s): unsupported connection flags 0x%x",
+                 classNameOf(sender), classNameOf(receiver), unsigned(unsupported));
+        return false;
+    }
+    return true;
+}
+
+// The checks of prepareConnection(); the route only takes what passed them.
+static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
+                            const QObject *receiver, int mode)
+{
+    if (!sender || !receiver) {
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter (%s)",
+                 classNameOf(sender), classNameOf(receiver), !sender ? "sender" : "receiver");
+        return false;
+    }
+    if (!funnel) {
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr funnel",
+                 classNameOf(sender), classNameOf(receiver));
+        return false;
+    }
+    if (!checkMode(sender, receiver, mode))
+        return false;
+    if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
+        qWarning("QtFastConnect::connect(%s, %s): signal not found in %s",
+                 classNameOf(sender), classNameOf(receiver), classNameOf(sender));
+        return false;
+    }
+    const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    if ((mode & QtFastConnect::MoveArguments)
+        && QObjectPrivate::get(const_cast<QObject *>(sender))
+                   ->isSignalConnected(signalIndex, false)) {
+        qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
+                 "the signal, and it already has one",
+                 classNameOf(sender), signal.methodSignature().constData(),
+                 classNameOf(receiver));
+        return false;
+    }
+    return true;
+}
+
+QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
+                                const QObject *receiver, void *slot, QFunnelSlotImpl impl,
+                                int mode)
+{
+    auto *route = new QFunnelRoute(slot, impl);
+    if (!checkConnection(funnel, sender, signal, receiver, mode)) {
+        route->deref();   // destroys the slot
+        return nullptr;
+    }
+    const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender) + "::"
+            + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
+    if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where.constData())) {
+        route->deref();
+        return nullptr;
+    }
+    route->sender = const_cast<QObject *>(sender);
+    route->signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    route->mode = mode | QtFastConnect::FunnelConnection;
+    return route;
+}
+
+void releaseRoute(QFunnelRoute *route) noexcept
+{
+    route->deref();
+}
+
+QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
+                                       const QObject *receiver,
+                                       QtPrivate::QSlotObjectBase *capture, int type)
+{
+    // Qt's own connect with our slot object (QObject::connect() would wrap a functor in one
+    // whose Compare operation never matches): QObjectPrivate::connect() takes a method index.
+    return QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
+                                   Qt::ConnectionType(Qt::DirectConnection | type));
+}
+
+// Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
+// atomic links, no lock. The vector is loaded with acquire: newer Qt publishes it with a release
+// store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet cleaned up has a null
+// receiver and does not count.
+bool mayMoveArguments(QFunnelRoute *route)
+{
+    using Connection = QObjectPrivate::Connection;
+    const QObjectPrivate::ConnectionData *cd =
+            QObjectPrivate::get(route->sender)->connections.loadRelaxed();
+    const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadAcquire() : nullptr;
+    int live = 0;
+    if (vector && route->signalIndex < vector->count()) {
+        for (const Connection *c = vector->at(route->signalIndex).first.loadRelaxed(); c;
+             c = c->nextConnectionList.loadRelaxed()) {
+            if (c->receiver.loadRelaxed())
+                ++live;
+        }
+    }
+    const bool sole = live == 1 && !(vector && vector->at(-1).first.loadRelaxed());
+    if (Q_UNLIKELY(!sole) && !route->warnedShared.exchange(true, std::memory_order_relaxed)) {
+        const QMetaMethod signal = QMetaObjectPrivate::signal(route->sender->metaObject(),
+                                                              route->signalIndex);
+        qWarning("QtFastConnect: %s::%s has other connections besides a MoveArguments funnel "
+                 "connection; its arguments are copied instead of moved",
+                 route->sender->metaObject()->className(), signal.methodSignature().constData());
+    }
+    return sole;
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,98 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELCONNECTION_P_H
+#define QFUNNELCONNECTION_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnect.h>
+
+#include <atomic>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+class QFunnelInbox;
+class QFunnelReceiverGuard;
+
+// The library's side of one funnel connection (or of one thread's invokes to one receiver):
+// the slot, and where its calls go. Reference counted: the capture installed on the signal
+// holds one reference (the invoke cache for invokes), every pending call holds one, so a call
+// never outlives its slot. The routing state is written once, by the connect, before the
+// capture is installed: Qt's connect publishes it to emitting threads, and the calls (through
+// the queue and the inbox) to the other stages.
+class QFunnelRoute
+{
+    Q_DISABLE_COPY_MOVE(QFunnelRoute)
+public:
+    QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept : m_slot(slot), m_impl(impl) {}
+
+    // Relaxed: a reference publishes nothing (whoever passes the route on publishes it).
+    void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
+    void deref() noexcept
+    {
+        // acq_rel: the last owner sees every other owner's writes (the latest pointer, the
+        // slot's state) before the destructor runs.
+        if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            delete this;
+    }
+
+    // Delivery; receiver's thread only. Runs the call and destroys it; the caller then
+    // releases the call's reference with deref().
+    void run(QObject *receiver, QFunnelCall *call) { m_impl(QFunnelSlotOp::Run, m_slot, receiver, call); }
+    // Destroys the call's arguments unrun and releases its reference on this route.
+    void destroyCall(QFunnelCall *call) noexcept
+    {
+        m_impl(QFunnelSlotOp::DestroyCall, m_slot, nullptr, call);
+        deref();
+    }
+
+    QFunnelCore *core = nullptr;                 // holds a reference
+    QFunnelReceiverGuard *guard = nullptr;       // holds a reference
+    QFunnelInbox *inbox = nullptr;               // holds a reference; the receiver's
+    QObject *sender = nullptr;                   // nullptr for invokes
+    int signalIndex = -1;
+    int mode = QtFastConnect::FunnelConnection;  // ConnectionMode bits, validated
+    // CoalesceCalls: the newest call captured for this connection. Only the call it points to
+    // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
+    std::atomic<QFunnelCall *> latest { nullptr };
+    std::atomic<bool> warnedShared { false };    // MoveArguments: warned that it had to copy
+
+private:
+    ~QFunnelRoute();
+
+    std::atomic<int> m_ref { 1 };
+    void *const m_slot;
+    const QFunnelSlotImpl m_impl;
+};
+
+// The one check of a receiver (or context object) shared by every connect and invoke: core has
+// not stopped, the receiver has thread affinity and its thread has not finished. On success
+// fills in route's core, guard and inbox (each with a reference) and returns true; otherwise
+// prints a qWarning starting with where and returns false. Any thread.
+bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
+                     const char *where);
+
+// For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
+inline const char *classNameOf(const QObject *o)
+{
+    return o ? o->metaObject()->className() : "(nullptr)";
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELCONNECTION_P_H

@@ -1,0 +1,69 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelinboxregistry_p.h"
+#include "qfunnelinbox_p.h"
+
+#include <QtCore/qlist.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+QFunnelInbox *QFunnelInboxRegistry::inboxFor(QFunnelCore *core, QFunnelReceiverGuard *guard,
+                                             Qt::HANDLE threadId)
+{
+    QMutexLocker locker(&m_lock);
+    QFunnelInbox *&inbox = m_inboxes[guard];
+    // An inbox whose last reference is being dropped right now is replaced; its forget() then
+    // leaves the new one in place.
+    if (!inbox || !inbox->tryRef())
+        inbox = new QFunnelInbox(core, guard, threadId);
+    return inbox;
+}
+
+void QFunnelInboxRegistry::forget(QFunnelInbox *inbox)
+{
+    QMutexLocker locker(&m_lock);
+    auto it = m_inboxes.constFind(inbox->guard());
+    if (it != m_inboxes.cend() && it.value() == inbox)
+        m_inboxes.erase(it);
+    m_retired.delivered += inbox->deliveredCalls();
+    m_retired.discarded += inbox->discardedCalls();
+    m_retired.coalesced += inbox->coalescedCalls();
+}
+
+void QFunnelInboxRegistry::dropAllPending()
+{
+    // Dropping runs argument and functor destructors (user code, which may connect): not
+    // under the lock. The references keep the copied inboxes alive meanwhile.
+    QList<QFunnelInbox *> inboxes;
+    {
+        QMutexLocker locker(&m_lock);
+        inboxes.reserve(m_inboxes.size());
+        for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+            if (inbox->tryRef())
+                inboxes.append(inbox);
+        }
+    }
+    for (QFunnelInbox *inbox : std::as_const(inboxes)) {
+        inbox->dropPendingOnStop();
+        inbox->deref();
+    }
+}
+
+QFunnelInboxRegistry::Totals QFunnelInboxRegistry::totals()
+{
+    QMutexLocker locker(&m_lock);
+    Totals t = m_retired;
+    for (const QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+        t.delivered += inbox->deliveredCalls();
+        t.discarded += inbox->discardedCalls();
+        t.coalesced += inbox->coalescedCalls();
+    }
+    return t;
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE

@@ -1,0 +1,60 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QFUNNELINBOXREGISTRY_P_H
+#define QFUNNELINBOXREGISTRY_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qhash.h>
+#include <QtCore/qmutex.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+class QFunnelCore;
+class QFunnelInbox;
+class QFunnelReceiverGuard;
+
+// A funnel's inboxes, one per receiver, keyed by the receiver's guard (which lives as long as
+// any inbox holds it, so a key is never reused while its entry exists), and the delivery
+// statistics of inboxes already gone.
+class QFunnelInboxRegistry
+{
+    Q_DISABLE_COPY_MOVE(QFunnelInboxRegistry)
+public:
+    QFunnelInboxRegistry() = default;
+
+    // The inbox of the receiver guard watches, created on first use, with a reference for the
+    // caller (any thread). threadId: the receiver's thread now.
+    QFunnelInbox *inboxFor(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId);
+    // An inbox's last reference is gone: it leaves the registry, its statistics stay here.
+    void forget(QFunnelInbox *inbox);
+    // The funnel stopped: every inbox drops what it holds (QFunnelInbox::dropPendingOnStop()).
+    void dropAllPending();
+
+    struct Totals { quint64 delivered = 0, discarded = 0, coalesced = 0; };
+    Totals totals();
+
+private:
+    QMutex m_lock;
+    QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes;   // guarded by m_lock
+    Totals m_retired;                                          // guarded by m_lock
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QFUNNELINBOXREGISTRY_P_H

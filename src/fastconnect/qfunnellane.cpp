@@ -1,0 +1,114 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnellane_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelflush_p.h"
+#include "qfunnelqueue_p.h"
+
+#include <QtCore/qvarlengtharray.h>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+thread_local QFunnelCore *QFunnelLane::tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
+thread_local QFunnelLane *QFunnelLane::tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
+
+// Set when thread exit destroyed this thread's lanes: an emission from a later thread_local
+// destructor must not touch them. Trivially destructible, so it outlives the lane set.
+thread_local bool tlLanesGone QFC_TLS_INITIAL_EXEC = false;
+
+// This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
+struct LaneSet
+{
+    QVarLengthArray<QFunnelLane *, 4> lanes;
+    ~LaneSet()
+    {
+        QFunnelLane::tlCachedCore = nullptr;
+        QFunnelLane::tlCachedLane = nullptr;
+        tlLanesGone = true;
+        // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
+        // route what this thread queued, so that they cannot overtake it.
+        for (QFunnelLane *lane : std::as_const(lanes))
+            flushCurrentThread(lane->core(), lane);
+        qDeleteAll(lanes);
+    }
+};
+
+namespace {
+thread_local LaneSet tlLanes;
+} // namespace
+
+QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
+{
+    m_core->ref();
+    m_core->admission().addReservation(&m_reserved);
+    m_core->addEmittedCounter(&m_emitted);
+}
+
+QFunnelLane::~QFunnelLane()
+{
+    m_core->removeEmittedCounter(&m_emitted);
+    m_core->admission().removeReservation(&m_reserved);
+    if (m_open && m_open->abandon())
+        delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
+    m_core->deref();
+}
+
+QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
+{
+    if (Q_UNLIKELY(tlLanesGone))
+        return nullptr;
+    LaneSet &set = tlLanes;
+    QFunnelLane *lane = nullptr;
+    for (qsizetype i = 0; i < set.lanes.size(); ++i) {
+        QFunnelLane *l = set.lanes[i];
+        if (l->m_core == core) {
+            lane = l;
+        } else if (l->m_core->isStopped()) {
+            // Lanes of stopped funnels only pin their core; drop them here.
+            delete l;
+            set.lanes.remove(i--);
+        }
+    }
+    if (!lane) {
+        lane = new QFunnelLane(core);
+        set.lanes.append(lane);
+    }
+    tlCachedCore = core;   // the lane holds a reference: core cannot be reused meanwhile
+    tlCachedLane = lane;
+    return lane;
+}
+
+bool QFunnelLane::canBypassRelay() const noexcept
+{
+    if (m_handedOff)
+        return false; // a full batch may not even have been popped yet
+    return !m_open || (m_open->load() & QFunnelBatch::Sealed);
+}
+
+void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
+{
+    if (m_open) {
+        if (!sealed && m_open->append(m_count, call)) {
+            // The batch's last call (append() took every other case).
+            m_open = nullptr;   // full: the relay frees it once drained
+            m_handedOff = true;
+            return;
+        }
+        // Sealed before this call was published: reuse the batch for a new run.
+        m_open->restart(call);
+    } else {
+        m_open = m_core->queue().newBatch();
+        m_open->restart(call);
+        m_handedOff = false; // until this batch is sealed, canBypassRelay() says no anyway
+    }
+    m_count = 1;
+    // The only contended queue operation: once per batch, not per call.
+    m_core->queue().push(m_open);
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
