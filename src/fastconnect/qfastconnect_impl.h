@@ -194,19 +194,51 @@ inline void qfcAnnotateAcquire([[maybe_unused]] void *addr)
 #endif
 }
 
-// Capture stage, template half: Qt's slot object of the connection, installed on the signal as
-// a direct connection to the receiver, so it runs inside emit in the emitting thread. Copies
-// the arguments the slot consumes into a call (or, with Move, moves the by-value ones) and
-// posts it; no Qt lock is held and the receiver's thread is not touched. Its Compare operation
-// answers for the funnel slot, so that QObject::disconnect(sender, &Sender::signal, receiver,
-// &Receiver::slot) finds the connection as it finds a queued one.
+// Capture stage, template half: Qt's slot object of a funnel connection, installed on the
+// signal as a direct connection to the receiver, so it runs inside emit in the emitting thread.
+// Derived::makeCall(argv) copies the arguments the slot consumes into a call (or moves the
+// by-value ones), which is posted; no Qt lock is held and the receiver's thread is not touched.
+// Derived::isSlot(a) answers Qt's Compare for the funnel slot, so that
+// QObject::disconnect(sender, &Sender::signal, receiver, &Receiver::slot) finds the connection
+// as it finds a queued one.
+template <typename Derived>
+class QFunnelCapture : public QtPrivate::QSlotObjectBase
+{
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
+    {
+        auto *that = static_cast<Derived *>(self);
+        switch (which) {
+        case Destroy:
+            // Qt counts the references on its slot objects inside QMetaObject::activate(): an
+            // emitting thread's last look at the capture happens before its destruction.
+            qfcAnnotateAcquire(that);
+            releaseRoute(that->m_route);
+            delete that;
+            break;
+        case Call:
+            post(that->m_route, that->makeCall(argv));
+            qfcAnnotateRelease(that);
+            break;
+        case Compare:
+            *ret = that->isSlot(argv);
+            break;
+        }
+    }
+
+protected:
+    // Takes over the caller's reference on route.
+    explicit QFunnelCapture(QFunnelRoute *route) : QSlotObjectBase(&impl), m_route(route) {}
+    QFunnelRoute *const m_route;   // holds a reference, which keeps the route's slot alive
+};
+
+// The capture of a typed connection: Move moves the by-value arguments (MoveArguments).
 template <typename Slot, typename SignalArgs, typename Stored, bool Move> class QFunnelCaptureSlot;
 template <typename Slot, typename... SignalArgs, typename... Stored, bool Move>
 class QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>, Move>
-    : public QtPrivate::QSlotObjectBase
+    : public QFunnelCapture<QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>,
+                                               QtPrivate::List<Stored...>, Move>>
 {
-    QFunnelRoute *const m_route;   // holds a reference, which keeps m_slot alive
-    const Slot *const m_slot;
+    const Slot *const m_slot;      // the route's
 
     // argv[I + 1] points at signal argument I: const for const T& parameters, non-const for
     // by-value ones (moc passes the signal function's own parameter).
@@ -219,37 +251,22 @@ class QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>, QtPrivate::List<S
     template <std::size_t... I>
     QFunnelCall *makeCall([[maybe_unused]] void **argv, std::index_sequence<I...>)
     {
+        QFunnelRoute *route = this->m_route;
         // std::move of a const argument still copies, as it must.
-        if (Move && mayMoveArguments(m_route))
-            return new typename Slot::CallNode(m_route, std::move(argument<I>(argv))...);
-        return new typename Slot::CallNode(m_route, std::as_const(argument<I>(argv))...);
-    }
-    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
-    {
-        auto *that = static_cast<QFunnelCaptureSlot *>(self);
-        switch (which) {
-        case Destroy:
-            // Qt counts the references on its slot objects inside QMetaObject::activate(): an
-            // emitting thread's last look at the capture happens before its destruction.
-            qfcAnnotateAcquire(that);
-            releaseRoute(that->m_route);
-            delete that;
-            break;
-        case Call:
-            post(that->m_route, that->makeCall(argv, std::index_sequence_for<Stored...>{}));
-            qfcAnnotateRelease(that);
-            break;
-        case Compare:
-            *ret = that->m_slot->isSlot(argv);
-            break;
-        }
+        if (Move && mayMoveArguments(route))
+            return new typename Slot::CallNode(route, std::move(argument<I>(argv))...);
+        return new typename Slot::CallNode(route, std::as_const(argument<I>(argv))...);
     }
 
 public:
-    // Takes over the caller's reference on route; slot is the route's.
     QFunnelCaptureSlot(QFunnelRoute *route, const Slot *slot)
-        : QSlotObjectBase(&impl), m_route(route), m_slot(slot)
+        : QFunnelCapture<QFunnelCaptureSlot>(route), m_slot(slot)
     {}
+    QFunnelCall *makeCall(void **argv)
+    {
+        return makeCall(argv, std::index_sequence_for<Stored...>{});
+    }
+    bool isSlot(void **a) const { return m_slot->isSlot(a); }
 };
 
 template <typename Func1, typename Slot, typename Stored>

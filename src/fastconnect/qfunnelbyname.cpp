@@ -80,36 +80,18 @@ void QFunnelMetaCallSlot::impl(QFunnelSlotOp op, void *self, QObject *receiver, 
 
 namespace {
 
-// Installed on the signal with Qt::DirectConnection: runs inside emit, in the emitting thread.
-// (Compare matches nothing: QtFastConnect::disconnect() finds these through the registry.)
-class QFunnelMetaCapture : public QtPrivate::QSlotObjectBase
+// The capture of a connection by name or by QMetaMethod (see QFunnelCapture). Its Compare
+// matches nothing: QtFastConnect::disconnect() finds these connections through the registry.
+class QFunnelMetaCapture : public QFunnelCapture<QFunnelMetaCapture>
 {
-    QFunnelRoute *const m_route;            // holds a reference, which keeps m_slot alive
-    const QFunnelMetaCallSlot *const m_slot;
-
-    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
-    {
-        auto *that = static_cast<QFunnelMetaCapture *>(self);
-        switch (which) {
-        case Destroy:
-            qfcAnnotateAcquire(that);   // see QFunnelCaptureSlot
-            releaseRoute(that->m_route);
-            delete that;
-            break;
-        case Call:
-            post(that->m_route, that->m_slot->makeCall(that->m_route, argv));
-            qfcAnnotateRelease(that);
-            break;
-        case Compare:
-            *ret = false;
-            break;
-        }
-    }
+    const QFunnelMetaCallSlot *const m_slot;   // the route's
 
 public:
     QFunnelMetaCapture(QFunnelRoute *route, const QFunnelMetaCallSlot *slot)
-        : QSlotObjectBase(&impl), m_route(route), m_slot(slot)
+        : QFunnelCapture(route), m_slot(slot)
     {}
+    QFunnelCall *makeCall(void **argv) { return m_slot->makeCall(m_route, argv); }
+    bool isSlot(void **) const { return false; }
 };
 
 } // namespace
