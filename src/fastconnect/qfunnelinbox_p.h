@@ -60,7 +60,8 @@ public:
 
     QFunnelReceiverGuard *guard() const noexcept { return m_guard; }
 
-    // Any thread.
+    // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
+    // relaxed for the same reason as QFunnelRelay::isIdle().
     bool isIdle() const noexcept { return m_head.load(std::memory_order_relaxed) == nullptr; }
     // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
     void push(QFunnelCall *top, QFunnelCall *bottom)

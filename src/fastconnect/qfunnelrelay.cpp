@@ -116,9 +116,9 @@ void QFunnelRelay::run()
         if (held.empty()) {
             if (stopping)
                 return;
-            // seq_cst pairs with the producers' look at the inbox: a producer that saw the relay
-            // busy opened a batch, which this pop will find.
-            m_idle.store(true, std::memory_order_seq_cst);
+            // Relaxed, like the producers' load: the flag only picks between two correct paths
+            // (see isIdle()), so it needs no ordering with anything else.
+            m_idle.store(true, std::memory_order_relaxed);
             QFunnelBatch *b = m_queue.pop();
             m_idle.store(false, std::memory_order_relaxed);
             accept(b);

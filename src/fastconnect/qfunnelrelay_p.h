@@ -44,7 +44,9 @@ public:
     void stopAndJoin();   // any thread but the relay's; idempotent
 
     // True while the relay is blocked in the queue with no batch in hand; read by producers to
-    // choose the direct hand-off (relaxed: a stale answer costs speed, never order).
+    // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its
+    // own calls is in it (QFunnelLane::canBypassRelay()), so either answer keeps its order and
+    // delivers its call; a stale one costs speed (a relay round, or a wake-up per call).
     bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); }
 
     quint64 rounds() const noexcept { return m_rounds.load(std::memory_order_relaxed); }
