@@ -81,13 +81,6 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
     return lane;
 }
 
-bool QFunnelLane::canBypassRelay() const noexcept
-{
-    if (m_handedOff)
-        return false; // a full batch may not even have been popped yet
-    return !m_open || (m_open->load() & QFunnelBatch::Sealed);
-}
-
 void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
 {
     if (m_open) {

@@ -40,7 +40,13 @@ public:
     QFunnelCore *core() const noexcept { return m_core; }
     // True when none of this thread's calls is in the relay's hands (its last batch was
     // sealed), so a direct hand-off to an inbox cannot overtake its earlier calls.
-    bool canBypassRelay() const noexcept;
+    // Inline: the capture asks on every call.
+    bool canBypassRelay() const noexcept
+    {
+        if (m_handedOff)
+            return false; // a full batch may not even have been popped yet
+        return !m_open || (m_open->load() & QFunnelBatch::Sealed);
+    }
     void append(QFunnelCall *call)
     {
         // The common case inline: the open batch takes the call and is not full yet.
