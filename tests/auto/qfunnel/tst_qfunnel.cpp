@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "countedvalue.h"
+#include "gatedreceiver.h"
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
@@ -13,34 +14,6 @@
 
 #include <memory>
 #include <vector>
-
-class Producer : public QObject
-{
-    Q_OBJECT
-Q_SIGNALS:
-    void value(quint64 v);
-    void counted(const CountedValue &v);
-};
-
-// A receiver whose first call parks its thread until the test releases it: the funnel then
-// fills up with nobody draining it.
-class GatedReceiver : public QObject
-{
-    Q_OBJECT
-public:
-    QSemaphore entered;
-    QSemaphore gate;
-    std::atomic<qint64> calls { 0 };
-    std::atomic<quint64> sum { 0 };
-    void onValue(quint64 v)
-    {
-        if (calls.fetch_add(1) == 0) {
-            entered.release();
-            gate.acquire();
-        }
-        sum += v;
-    }
-};
 
 class tst_QFunnel : public QObject
 {

@@ -4,6 +4,7 @@
 // Overflow policies, coalescing and the funnel's statistics.
 
 #include "countedvalue.h"
+#include "gatedreceiver.h"
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
@@ -14,44 +15,6 @@
 
 #include <memory>
 #include <thread>
-
-class Producer : public QObject
-{
-    Q_OBJECT
-Q_SIGNALS:
-    void value(quint64 v);
-    void counted(const CountedValue &v);
-};
-
-// Records the values it receives; its first call parks its thread until the test opens the
-// gate, so that the funnel fills up with nobody draining it.
-class GatedReceiver : public QObject
-{
-    Q_OBJECT
-public:
-    QSemaphore entered;
-    QSemaphore gate;
-    QMutex lock;
-    QList<quint64> values;
-    void onValue(quint64 v)
-    {
-        bool first;
-        {
-            QMutexLocker locker(&lock);
-            first = values.isEmpty();
-            values.append(v);
-        }
-        if (first) {
-            entered.release();
-            gate.acquire();
-        }
-    }
-    QList<quint64> received()
-    {
-        QMutexLocker locker(&lock);
-        return values;
-    }
-};
 
 static bool accountedFor(const QFunnel::Statistics &s)
 {
