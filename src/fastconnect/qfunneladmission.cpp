@@ -66,28 +66,37 @@ qsizetype QFunnelAdmission::pendingCalls()
     return capacity() - free;
 }
 
-bool QFunnelAdmission::refillCredit(Reservation &r)
+// Takes up to a chunk of credits: one for the caller's call, the rest into r. Returns false if
+// none is left. seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
+bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
 {
     // Up to 1/64 of the capacity at a time (at most 64): exact for tiny capacities, and at most
     // a 63-call reservation idling per producer thread for the default one.
     const qsizetype cap = capacity();
     const qsizetype chunk = std::clamp<qsizetype>(cap / 64, 1, 64);
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        qsizetype available = m_credits.load(std::memory_order_relaxed);
-        while (available > 0) {
-            const qsizetype take = qMin(available, chunk);
-            if (m_credits.compare_exchange_weak(available, available - take,
-                                                std::memory_order_relaxed)) {
-                r.fetch_add(take - 1, std::memory_order_relaxed);
-                // Once per chunk, not per call: the depth counts this call but not the rest
-                // of the chunk, which is still only reserved.
-                noteDepth(cap - (available - take) - (take - 1));
-                return true;
-            }
+    qsizetype available = m_credits.load(std::memory_order_relaxed);
+    while (available > 0) {
+        const qsizetype take = qMin(available, chunk);
+        if (m_credits.compare_exchange_weak(available, available - take,
+                                            std::memory_order_seq_cst,
+                                            std::memory_order_relaxed)) {
+            r.fetch_add(take - 1, std::memory_order_relaxed);
+            // Once per chunk, not per call: the depth counts this call but not the rest of the
+            // chunk, which is still only reserved.
+            noteDepth(cap - (available - take) - (take - 1));
+            if (left)
+                *left = available - take;
+            return true;
         }
-        if (attempt == 0 && !reclaimReservations())
-            break;
     }
+    return false;
+}
+
+bool QFunnelAdmission::refillCredit(Reservation &r)
+{
+    const qsizetype cap = capacity();
+    if (takeChunk(r) || (reclaimReservations() && takeChunk(r)))
+        return true;
 
     // Full. A thread that receives from this funnel must not wait for room: the calls that
     // would make room may be waiting for this very thread. It goes over capacity, counted.
@@ -115,11 +124,11 @@ bool QFunnelAdmission::refillCredit(Reservation &r)
         return false;
     }
     default:
-        return waitForCredit();
+        return waitForCredit(r);
     }
 }
 
-bool QFunnelAdmission::waitForCredit()
+bool QFunnelAdmission::waitForCredit(Reservation &r)
 {
     const int timeoutMs = blockTimeoutMs();
     QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
@@ -131,12 +140,17 @@ bool QFunnelAdmission::waitForCredit()
     bool ok = false;
     bool warned = false;
     while (!isStopped()) {
-        if (const qsizetype a = m_credits.fetch_sub(1, std::memory_order_seq_cst); a > 0) {
-            noteDepth(capacity() - a + 1);
+        qsizetype left = 0;
+        if (takeChunk(r, &left)) {
+            // Room is returned as calls run and only one waiter is woken for it; a waiter that
+            // leaves room behind wakes the next one. So producers wake in proportion to the
+            // room made (each takes a chunk), not all at once, and none sleeps while room is
+            // left.
+            if (left > 0 && m_waiters.load(std::memory_order_seq_cst) > 1)
+                m_roomAvailable.notify_one();
             ok = true;
             break;
         }
-        m_credits.fetch_add(1, std::memory_order_seq_cst);
         // Idle threads may have reserved credits since this thread last looked. (Lock order:
         // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
         if (reclaimReservations())
@@ -163,6 +177,11 @@ bool QFunnelAdmission::waitForCredit()
                      "and none of them waiting for this thread?",
                      StallWarningMs, static_cast<long long>(capacity()));
         }
+    }
+    // Leaving without room (timeout, stop): pass on a wake-up this thread may have taken.
+    if (!ok && m_credits.load(std::memory_order_seq_cst) > 0
+        && m_waiters.load(std::memory_order_seq_cst) > 1) {
+        m_roomAvailable.notify_one();
     }
     m_waiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;
@@ -199,8 +218,12 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
     if (!calls)
         return;
     m_credits.fetch_add(calls, std::memory_order_seq_cst);
-    if (m_waiters.load(std::memory_order_seq_cst) > 0)
-        wakeBlockedProducers();
+    if (m_waiters.load(std::memory_order_seq_cst) > 0) {
+        // One waiter; it wakes the next if it leaves room (see waitForCredit()). Taking the
+        // lock orders this wake-up after a waiter's last look at the credits.
+        std::lock_guard<std::mutex> locker(m_waitLock);
+        m_roomAvailable.notify_one();
+    }
 }
 
 void QFunnelAdmission::wakeBlockedProducers()

@@ -59,6 +59,7 @@ public:
         r.fetch_add(1, std::memory_order_relaxed);
         return refillCredit(r);
     }
+    // Delivery returns credits as calls run (every DeliveryChunk calls, see QFunnelInbox).
     void releaseCredits(qsizetype calls) noexcept;
     qsizetype pendingCalls();
     // Releases every blocked producer (the funnel stopped, or a setting changed).
@@ -97,8 +98,9 @@ public:
     }
 
 private:
+    bool takeChunk(Reservation &r, qsizetype *left = nullptr);
     bool refillCredit(Reservation &r);
-    bool waitForCredit();
+    bool waitForCredit(Reservation &r);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }

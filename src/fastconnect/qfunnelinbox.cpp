@@ -253,9 +253,14 @@ void QFunnelInbox::runPass(QObject *receiver)
             run(c, receiver);
             ++settled;
         }
-        if (++count % 128 == 0) {
-            if (count >= PassBudgetCalls || (clock.isValid() && clock.hasExpired(PassBudgetMs)))
+        if (++count % CheckEvery == 0) {
+            // Room for blocked producers as calls run, not in one burst at the end.
+            core->admission().releaseCredits(settled);
+            settled = 0;
+            if (count >= PassBudgetCalls
+                || (clock.isValid() && clock.nsecsElapsed() >= PassBudget.count())) {
                 break;
+            }
             if (!clock.isValid())
                 clock.start();
             if (Q_UNLIKELY(core->admission().evicting()))

@@ -20,6 +20,10 @@
 #include <QtCore/qthread.h>
 
 #include <atomic>
+#include <chrono>
+#ifndef QFC_PASS_US
+#define QFC_PASS_US 1000
+#endif
 
 QT_BEGIN_NAMESPACE
 
@@ -45,10 +49,12 @@ class QFunnelInbox
 {
     Q_DISABLE_COPY_MOVE(QFunnelInbox)
 public:
-    // Delivery passes stop after this many calls or this long (checked every 128 calls), then
-    // post a new wake-up, which Qt delivers after the events already waiting.
+    // Delivery passes stop after this many calls or this long (checked every CheckEvery
+    // calls, when the credits of the calls run so far are also returned), then post a new
+    // wake-up, which Qt delivers after the events already waiting.
     static constexpr int PassBudgetCalls = 8192;
-    static constexpr int PassBudgetMs = 4;
+    static constexpr std::chrono::nanoseconds PassBudget = std::chrono::microseconds(QFC_PASS_US);
+    static constexpr int CheckEvery = 128;
 
     // Holds references on core and guard. threadId: the receiver's thread now (a hint).
     QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId);
