@@ -25,7 +25,7 @@ struct PluginResults
 extern "C" {
 // Creates the receiver in the calling thread (the test's main thread).
 using PluginCreateReceiver = QObject *(*)();
-// Starts producers threads, each sending callsEach calls to receiver, a third through each path.
+// Starts `producers` threads, each sending callsEach calls to receiver, a third through each path.
 using PluginStartProducers = bool (*)(QObject *receiver, int producers, int callsEach);
 // The counts so far (received is read while producers run; the rest once they finished).
 using PluginResultsFn = PluginResults (*)(QObject *receiver);
