@@ -19,7 +19,8 @@
 //                                              (p99 <= 20 ms, <= 25 ms with the busy process)
 //   QTFASTCONNECT_BENCH_BUSY=1                 one extra process spinning on a core meanwhile
 //   QTFASTCONNECT_BENCH_CSV=<file>             also appends the results to <file> as CSV
-//                                              (threads = producers, bytes = slot cost in ns)
+//                                              (threads = producers, bytes = slot cost in ns;
+//                                              series "<connection>+busy" with the busy process)
 //   QTFASTCONNECT_BENCH_FRAMES=<file>          the first repetition's every frame, appended as
 //                                              "series,slot_us,t_ms,interval_ms"
 
@@ -125,7 +126,8 @@ void tst_BenchResponsiveness::unpacedFlood()
     }
 
     const FloodRowResult &r = run.repetitions.constFirst();
-    const char *series = connection.constData();
+    const QByteArray seriesName = connection + (m_busy ? "+busy" : "");
+    const char *series = seriesName.constData();
     const int bytes = int(slotNs);   // the CSV's size column carries the slot cost (ns)
     BenchCsv::write("responsiveness", series, Producers, bytes, "frames", r.frames);
     BenchCsv::write("responsiveness", series, Producers, bytes, "median_ms", r.medianMs);
