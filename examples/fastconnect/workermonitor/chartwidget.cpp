@@ -61,8 +61,8 @@ void ChartWidget::paintEvent(QPaintEvent *)
         return;
 
     const double tEnd = m_samples.isEmpty() ? 0 : m_samples.constLast().t;
-    // A young run fills the width: the span grows in 5 s steps from 10 s up to setSpan().
-    const double span = std::min(m_span, std::max(10.0, std::ceil(tEnd / 5) * 5));
+    // A young run fills the width: the span grows with it from 10 s up to setSpan().
+    const double span = std::min(m_span, std::max(10.0, tEnd));
     const QFontMetrics fm(font());
     const qreal axisHeight = fm.height() + 6;
     const qreal gap = 8;
