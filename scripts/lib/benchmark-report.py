@@ -423,6 +423,9 @@ def responsiveness_table(busy):
             met = f"{m.get('repetitions_met', 0):.0f} of {reps:.0f}"
             note = (f"stopped at +1 GiB after {m.get('flood_ms', 0) / 1000:.1f} s"
                     if m.get("ceiling") else "")
+            emitted = m.get("emitted_per_s")
+            if series.endswith("coalesce") and emitted:
+                note = f"{rate(emitted)} emitted/s, the others coalesced"
             rows.append(f"| {label} | {slot_ns / 1000:g} µs | {num(m.get('frames'), '{:.0f}')} | "
                         f"{num(m.get('median_ms'))} | {num(m.get('p99_ms'))} | "
                         f"{num(m.get('max_ms'), '{:,.1f}')} | {rate(m.get('calls_per_s'))} | "
