@@ -139,9 +139,9 @@ std::optional<FloodRowResult> FloodRowResult::fromLine(const QByteArray &line)
             continue;
         const QByteArray key = field.left(eq);
         const double v = field.mid(eq + 1).toDouble();
-        double *fields[] = { &r.medianMs, &r.p99Ms, &r.maxMs, &r.callsPerSecond, &r.emittedPerSecond,
-                            &r.rssGrowthMiB,
-                            &r.pendingAtStop, &r.drainMs, &r.floodMs };
+        double *fields[] = { &r.medianMs, &r.p99Ms, &r.maxMs, &r.callsPerSecond,
+                             &r.emittedPerSecond, &r.rssGrowthMiB, &r.pendingAtStop,
+                             &r.drainMs, &r.floodMs };
         const char *names[] = { "median_ms", "p99_ms", "max_ms", "calls_per_s", "emitted_per_s",
                                 "rss_growth_mib", "pending_at_stop", "drain_ms", "flood_ms" };
         for (size_t i = 0; i < std::size(names); ++i) {

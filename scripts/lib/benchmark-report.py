@@ -429,7 +429,8 @@ def responsiveness_table(busy):
             rows.append(f"| {label} | {slot_ns / 1000:g} µs | {num(m.get('frames'), '{:.0f}')} | "
                         f"{num(m.get('median_ms'))} | {num(m.get('p99_ms'))} | "
                         f"{num(m.get('max_ms'), '{:,.1f}')} | {rate(m.get('calls_per_s'))} | "
-                        f"{num(m.get('rss_growth_mib'))} | {num(m.get('pending_at_stop'), '{:,.0f}')} | "
+                        f"{num(m.get('rss_growth_mib'))} | "
+                        f"{num(m.get('pending_at_stop'), '{:,.0f}')} | "
                         f"{num(m.get('drain_ms'), '{:,.0f}')} | {met} | {note} |")
     return rows
 

@@ -36,7 +36,8 @@ int main(int argc, char *argv[])
     parser.addHelpOption();
     const QCommandLineOption connectionOption(
             QStringLiteral("connection"),
-            QStringLiteral("How results reach the window: %1.").arg(names.join(QStringLiteral(", "))),
+            QStringLiteral("How results reach the window: %1.")
+                    .arg(names.join(QStringLiteral(", "))),
             QStringLiteral("choice"), QStringLiteral("funnel"));
     const QCommandLineOption workersOption(QStringLiteral("workers"),
                                            QStringLiteral("Worker threads (default 4)."),
