@@ -11,7 +11,10 @@
 #   3 copies, payload size, latency     tst_bench_payload (when the tree has benchmarks/payload)
 #   4 allocator                         allocator-comparison.sh (tst_bench_poolallocator)
 #   5 ping-pong round trip              tst_bench_pingpong
-#   6 timer lateness under a flood      tst_bench_flood
+#   6 timer lateness, paced flood       tst_bench_pacedflood
+#   7 responsiveness, unpaced flood     tst_bench_responsiveness (Qt Widgets, offscreen; each
+#                                       row in its own process; full mode also with one busy
+#                                       process competing; QTFASTCONNECT_BENCH_REPEAT=N repeats)
 #
 # Usage: scripts/benchmark-report.sh [--quick] [--build-dir DIR] [--no-build] [--skip LIST]
 #        scripts/benchmark-report.sh --qt 6.4|6.8|newest [--quick]
@@ -19,7 +22,10 @@
 #                    2 cores once the build is done
 #   --build-dir DIR  the Release build to use or create (default: build-bench)
 #   --no-build       use DIR as it is
-#   --skip LIST      comma-separated experiments to leave out: callgrind, allocator, payload, ...
+#   --skip LIST      comma-separated experiments to leave out: one-producer, many-producers,
+#                    ping-pong, paced-flood, responsiveness, responsiveness-busy, payload,
+#                    callgrind, allocator (the report keeps only what ran: do not commit a
+#                    REPORT.md made with --skip)
 #   --qt VERSION     only the key rows (1 and 32 producers: funnel ÷ Qt queued calls/s;
 #                    instructions per call: funnel, invoke, Qt queued, direct) against that Qt:
 #                    6.4 the host's, 6.8 and newest in the Debian roots of scripts/qt-root.sh
@@ -48,7 +54,7 @@ while [[ $# -gt 0 ]]; do
         --quick) quick=1 ;;
         --build-dir) [[ $# -ge 2 ]] || usage; build="$2"; shift ;;
         --no-build) dobuild=0 ;;
-        --skip) [[ $# -ge 2 ]] || usage; skip=",$2," ;;
+        --skip) [[ $# -ge 2 ]] || usage; skip=",$2,"; shift ;;
         --qt) [[ $# -ge 2 ]] || usage; qt="$2"; shift ;;
         -h|--help) usage ;;
         *) echo "error: unknown argument $1" >&2; usage ;;
@@ -83,7 +89,7 @@ results=benchmarks/results
 raw=$results/raw
 mkdir -p "$raw"
 csv=$raw/results.csv
-rm -f "$csv" "$raw"/*.log "$raw"/*.txt
+rm -f "$csv" "$raw"/*.log "$raw"/*.txt "$raw"/responsiveness-frames.csv
 started=$(date +%s)
 
 if ! command -v gnuplot >/dev/null 2>&1; then
@@ -98,8 +104,8 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     fi
 fi
 
-targets=(tst_bench_funnel tst_bench_manyproducers tst_bench_pingpong tst_bench_flood
-         tst_bench_poolallocator)
+targets=(tst_bench_funnel tst_bench_manyproducers tst_bench_pingpong tst_bench_pacedflood
+         tst_bench_responsiveness tst_bench_poolallocator)
 [[ -d benchmarks/payload ]] && ! skipped payload && targets+=(tst_bench_payload)
 if [[ $dobuild -eq 1 ]]; then
     echo "building ${targets[*]} in $build (Release)" >&2
@@ -119,6 +125,10 @@ failures=()
 run() {
     local name="$1" binary="$2"
     shift 2
+    if skipped "$name"; then
+        echo "skipping $name" >&2
+        return 0
+    fi
     echo "running $name" >&2
     if [[ ! -x "$binary" ]]; then
         echo "note: $binary missing; $name skipped" >&2
@@ -138,7 +148,15 @@ else
 fi
 run many-producers "$build/benchmarks/manyproducers/tst_bench_manyproducers"
 run ping-pong "$build/benchmarks/pingpong/tst_bench_pingpong"
-run flood "$build/benchmarks/flood/tst_bench_flood"
+run paced-flood "$build/benchmarks/pacedflood/tst_bench_pacedflood"
+# Every frame of the first repetition goes to the paint-interval chart; the busy run (one extra
+# process spinning, as another application would) is too long for --quick.
+QTFASTCONNECT_BENCH_FRAMES="$PWD/$raw/responsiveness-frames.csv" \
+    run responsiveness "$build/benchmarks/responsiveness/tst_bench_responsiveness"
+if [[ $quick -eq 0 ]]; then
+    QTFASTCONNECT_BENCH_BUSY=1 \
+        run responsiveness-busy "$build/benchmarks/responsiveness/tst_bench_responsiveness"
+fi
 
 if [[ -d benchmarks/payload ]] && ! skipped payload; then
     # Issue 4's benchmark: its QTest CSV (one line per data tag) is read as it is.

@@ -7,6 +7,8 @@
 #
 #   tests      module, tests, examples and benchmarks built (RelWithDebInfo); every ctest test
 #   consumers  staged install; a CMake and a qmake application built and run against it
+#   abi        Qt 6.4 only: the ABI of the public headers against the baseline in abi/
+#              (scripts/abi-check.sh, abigail-tools)
 #   docs       qdoc; any warning fails
 #   qmake      the qmake module build (qt_module.pro) and tst_qfunnel against it, where Qt still
 #              has qmake's module support (Qt <= 6.4)
@@ -88,6 +90,16 @@ ctest_stage tests "$prefix-tests" --timeout 600
 echo "== qt $qt_version: install, and CMake and qmake applications built against the install" >&2
 tests/consumers/run.sh "$prefix-tests" || fail consumers
 results+=("consumers ok")
+
+# The ABI baseline (abi/) is the library's as built against the host's Qt 6.4: the module's ABI
+# follows the Qt it is built with, so other Qt versions have none to compare with.
+if [[ $qt_version == 6.4.* ]]; then
+    echo "== qt $qt_version: ABI of the public headers against abi/ (scripts/abi-check.sh)" >&2
+    scripts/abi-check.sh "$prefix-tests" || fail abi
+    results+=("abi ok")
+else
+    skip abi "baseline is Qt 6.4's" "the ABI baseline in abi/ is that of the library built against Qt 6.4; the module's ABI follows the Qt it is built with"
+fi
 
 echo "== qt $qt_version: documentation (qdoc, no warnings allowed)" >&2
 cmake --build "$prefix-tests" --target docs || fail docs

@@ -1,7 +1,7 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-#include "qpoolallocator.h"
+#include "qpoolallocator_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
@@ -113,11 +113,18 @@ QT_BEGIN_NAMESPACE
 
     \section1 Shared objects
 
-    The per-thread arena pointer and the pool's control block are static members of the
-    template. Qt builds libraries with hidden visibility, so each shared object that
-    instantiates QPoolAllocator<N, Model> has its own pool. A chunk may still be freed through
-    any of them: the page header, not the caller, names the arena. stats() and fallbackCount()
-    describe the calling shared object's pool.
+    The per-thread arena pointer and a small handle of the pool are static members of the
+    template; the library creates the rest of the pool at its first use. Qt builds libraries
+    with hidden visibility, so each shared object that instantiates QPoolAllocator<N, Model> has
+    its own pool. A chunk may still be freed through any of them: the page header, not the
+    caller, names the arena. stats() and fallbackCount() describe the calling shared object's
+    pool.
+
+    The per-thread arena pointer uses the compiler's default thread-local storage model, so a
+    plugin that instantiates QPoolAllocator (directly, or through QtFastConnect::connect() and
+    QtFastConnect::invoke()) loads with \c dlopen() however little static TLS space is left.
+    A plugin that uses the pool must stay loaded while any thread that allocated from it
+    runs, or chunks of it are pending.
 
     \section1 Origin
 
@@ -307,10 +314,35 @@ namespace {
 
 constexpr qsizetype PagesPerBatch = 32;   // 128 KiB per system call
 
-// Its address identifies the thread; see qPoolCurrentThreadToken().
-thread_local char tlThreadToken QT_FASTCONNECT_TLS_INITIAL_EXEC = 0;
+static_assert(std::is_standard_layout_v<QPoolArena>, "QPoolArena::fromOwnHead() needs it");
+
+// The default TLS model (not initial-exec) for all of the pool's thread-locals: they are read
+// on slow paths only, and a dlopen()ed library cannot count on static TLS space.
+// Its address identifies the thread (QPoolArena::m_owner).
+thread_local char tlThreadToken = 0;
 // Set when this thread's arenas have been released at its exit.
-thread_local bool tlArenasReleased QT_FASTCONNECT_TLS_INITIAL_EXEC = false;
+thread_local bool tlArenasReleased = false;
+
+// Guards the creation of every pool's QPoolControl.
+Q_CONSTINIT QBasicMutex controlCreationLock;
+
+QPoolControl *controlOf(QPoolHandle *pool)
+{
+    // acquire: pairs with the release store below, so the control is seen constructed.
+    if (QPoolControl *control = pool->control.load(std::memory_order_acquire))
+        return control;
+    controlCreationLock.lock();
+    // relaxed: the lock orders it against the store of another creator.
+    QPoolControl *control = pool->control.load(std::memory_order_relaxed);
+    if (!control) {
+        // Never deleted: chunks, pages and the pool handle refer to it until the process ends.
+        control = new QPoolControl(pool);
+        // release: publishes the constructed control to lock-free readers (above).
+        pool->control.store(control, std::memory_order_release);
+    }
+    controlCreationLock.unlock();
+    return control;
+}
 
 // Free pages of all pools, and the pages of the process. A page passes from the arena (and
 // thread) that returned it to the one that takes it through the lock, which is held for a few
@@ -466,8 +498,9 @@ struct ThreadArenas
 {
     struct Entry
     {
+        QPoolHandle *pool;
         QPoolControl *control;
-        QPoolArena **slot;   // the pool's thread_local arena pointer, in this thread
+        QPoolArenaHead **slot;   // the pool's thread_local arena pointer, in this thread
     };
     QVarLengthArray<Entry, 8> entries;
 
@@ -476,8 +509,10 @@ struct ThreadArenas
         tlArenasReleased = true;
         for (const Entry &e : entries) {
             // From now on this thread's frees of these chunks go to the backlog (MultiThreaded).
-            if (QPoolArena *arena = std::exchange(*e.slot, nullptr))
-                releaseArena(e.control, arena);
+            // The pool's always-empty head sends a later allocation to qPoolAllocateSlow().
+            QPoolArenaHead *head = std::exchange(*e.slot, &e.pool->sharedArena);
+            if (head != &e.pool->sharedArena)
+                releaseArena(e.control, QPoolArena::fromOwnHead(head));
         }
     }
 };
@@ -508,6 +543,7 @@ QPoolChunk *QPoolArena::refill()
         void *memory = acquirePage();
         qPoolUnpoison(memory, QPoolPageHeaderSize);
         auto *page = new (memory) QPoolPageHeader;
+        page->head = m_head;
         page->arena = this;
         page->control = m_control;
         page->chunkSize = chunkSize;
@@ -532,21 +568,21 @@ void QPoolArena::adoptBacklog() noexcept
     case QPoolThreadModel::SingleThreaded:
         return;   // frees go straight to the stack
     case QPoolThreadModel::SharedPool:
-        m_backlogLock.lock();   // pairs with the unlock in pushLocked()
+        m_head->backlogLock.lock();   // pairs with the unlock in pushLocked()
         // relaxed: the backlog lock orders these accesses.
-        list = m_backlog.load(std::memory_order_relaxed);
-        m_backlog.store(nullptr, std::memory_order_relaxed);
-        m_backlogLock.unlock();
+        list = m_head->backlog.load(std::memory_order_relaxed);
+        m_head->backlog.store(nullptr, std::memory_order_relaxed);
+        m_head->backlogLock.unlock();
         break;
     case QPoolThreadModel::MultiPool:
     case QPoolThreadModel::MultiThreaded:
         // relaxed: a cheap look that skips the exchange when nothing is there; a push it
         // misses is adopted next time.
-        if (!m_backlog.load(std::memory_order_relaxed))
+        if (!m_head->backlog.load(std::memory_order_relaxed))
             return;
         // acquire: pairs with the release CAS in pushRemote(), so the links and whatever the
         // freeing threads wrote to the chunks happen before the owner reuses them.
-        list = m_backlog.exchange(nullptr, std::memory_order_acquire);
+        list = m_head->backlog.exchange(nullptr, std::memory_order_acquire);
         break;
     }
     if (!list)
@@ -556,8 +592,8 @@ void QPoolArena::adoptBacklog() noexcept
     QPoolChunk *tail = list;
     while (QPoolChunk *next = qPoolReadNext(tail))
         tail = next;
-    qPoolWriteNext(tail, m_stack);
-    m_stack = list;
+    qPoolWriteNext(tail, m_head->stack);
+    m_head->stack = list;
 }
 
 void QPoolArena::countUse() noexcept
@@ -567,7 +603,7 @@ void QPoolArena::countUse() noexcept
         page->used = page->chunkCount;
     if (m_bump != m_bumpEnd)
         qPoolPageOf(m_bump)->used -= quint32((m_bumpEnd - m_bump) / m_control->chunkSize);
-    for (QPoolChunk *c = m_stack; c; c = qPoolReadNext(c))
+    for (QPoolChunk *c = m_head->stack; c; c = qPoolReadNext(c))
         --qPoolPageOf(c)->used;
 }
 
@@ -596,7 +632,7 @@ qint64 QPoolArena::trim() noexcept
     // Drop the free pages' chunks from the stack, keeping the order of the others.
     QPoolChunk *head = nullptr;
     QPoolChunk *last = nullptr;
-    for (QPoolChunk *c = m_stack; c; ) {
+    for (QPoolChunk *c = m_head->stack; c; ) {
         QPoolChunk *next = qPoolReadNext(c);
         if (qPoolPageOf(c)->used) {
             if (last)
@@ -609,7 +645,7 @@ qint64 QPoolArena::trim() noexcept
     }
     if (last)
         qPoolWriteNext(last, nullptr);
-    m_stack = head;
+    m_head->stack = head;
     if (m_bump != m_bumpEnd && !qPoolPageOf(m_bump)->used)
         m_bump = m_bumpEnd = nullptr;
 
@@ -627,45 +663,55 @@ qint64 QPoolArena::trim() noexcept
     return freePages;
 }
 
-QPoolChunk *qPoolAllocateSlow(QPoolControl *control, QPoolArena **slot)
+QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
 {
-    QPoolArena *arena = *slot;
-    if (!arena) {
-        if (tlArenasReleased)
-            return allocateAfterRelease(control);
-        arena = takeArena(control);
-        tlArenas.entries.append({ control, slot });   // first touch registers its destructor
-        *slot = arena;
-        if (QPoolChunk *c = arena->pop())   // an adopted orphan may have free chunks
-            return c;
-    }
+    if (QPoolArenaHead *head = *slot; head != &pool->sharedArena)
+        return QPoolArena::fromOwnHead(head)->refill();
+
+    QPoolControl *control = controlOf(pool);
+    if (tlArenasReleased)
+        return allocateAfterRelease(control);
+    QPoolArena *arena = takeArena(control);
+    tlArenas.entries.append({ pool, control, slot });   // first touch registers its destructor
+    *slot = arena->head();
+    if (QPoolChunk *c = arena->pop())   // an adopted orphan may have free chunks
+        return c;
     return arena->refill();
 }
 
-void *qPoolAllocateOversized(QPoolControl *control, std::size_t size)
+QPoolChunk *qPoolRefillShared(QPoolHandle *pool)
 {
-    control->fallbacks.fetch_add(1, std::memory_order_relaxed);
+    return controlOf(pool)->sharedArena.refill();
+}
+
+void *qPoolAllocateOversized(QPoolHandle *pool, std::size_t size)
+{
+    controlOf(pool)->fallbacks.fetch_add(1, std::memory_order_relaxed);
     return ::operator new(size);
 }
 
-void qPoolTrim(QPoolControl *control, QPoolArena **slot) noexcept
+void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
 {
+    // acquire: pairs with the release store in controlOf(). No control: nothing to trim.
+    QPoolControl *control = pool->control.load(std::memory_order_acquire);
+    if (!control)
+        return;
     switch (control->model) {
     case QPoolThreadModel::SingleThreaded:
         control->sharedArena.trim();
         return;
     case QPoolThreadModel::SharedPool:
-        control->sharedArena.m_stackLock.lock();   // the owner side of the shared arena
+        pool->sharedArena.stackLock.lock();   // the owner side of the shared arena
         control->sharedArena.trim();
-        control->sharedArena.m_stackLock.unlock();
+        pool->sharedArena.stackLock.unlock();
         return;
     case QPoolThreadModel::MultiPool:
     case QPoolThreadModel::MultiThreaded:
         break;
     }
 
-    if (QPoolArena *own = slot ? *slot : nullptr)
-        own->trim();
+    if (slot && *slot != &pool->sharedArena)
+        QPoolArena::fromOwnHead(*slot)->trim();
 
     // The orphans' owner side belongs to the holder of the orphan lock.
     QVarLengthArray<QPoolArena *, 8> empty;
@@ -689,14 +735,17 @@ void qPoolTrim(QPoolControl *control, QPoolArena **slot) noexcept
     }
 }
 
-QPoolAllocatorStats qPoolStats(QPoolControl *control) noexcept
+QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept
 {
     QPoolAllocatorStats s;
-    s.pagesInUse = control->pagesInUse.load(std::memory_order_relaxed);
-    s.pagesReturned = control->pagesReturned.load(std::memory_order_relaxed);
-    s.arenas = control->arenas.load(std::memory_order_relaxed);
-    s.orphanedArenas = control->orphanCount.load(std::memory_order_relaxed);
-    s.fallbackCount = control->fallbacks.load(std::memory_order_relaxed);
+    // acquire: pairs with the release store in controlOf(). No control: all zero so far.
+    if (const QPoolControl *control = pool->control.load(std::memory_order_acquire)) {
+        s.pagesInUse = control->pagesInUse.load(std::memory_order_relaxed);
+        s.pagesReturned = control->pagesReturned.load(std::memory_order_relaxed);
+        s.arenas = control->arenas.load(std::memory_order_relaxed);
+        s.orphanedArenas = control->orphanCount.load(std::memory_order_relaxed);
+        s.fallbackCount = control->fallbacks.load(std::memory_order_relaxed);
+    }
     s.pagesMapped = pageCache.mapped.load(std::memory_order_relaxed);
     pageCache.lock.lock();
     s.pagesCached = pageCache.count;
@@ -704,9 +753,11 @@ QPoolAllocatorStats qPoolStats(QPoolControl *control) noexcept
     return s;
 }
 
-const void *qPoolCurrentThreadToken() noexcept
+bool qPoolIsCurrentThreadArena(const QPoolArenaHead *arena) noexcept
 {
-    return &tlThreadToken;
+    // A shared arena's head is never the first member of its QPoolArena: only per-thread arenas
+    // reach here (MultiPool).
+    return QPoolArena::fromOwnHead(const_cast<QPoolArenaHead *>(arena))->m_owner == &tlThreadToken;
 }
 
 void qPoolDoubleFree(const void *chunk)

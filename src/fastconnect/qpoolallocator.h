@@ -22,14 +22,6 @@
 #  define QT_FASTCONNECT_POOL_CHECKS
 #endif
 
-// The per-thread arena pointer is read on every allocation: initial-exec makes that one
-// %fs-relative load instead of a __tls_get_addr call (the default model in a shared library).
-#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
-#  define QT_FASTCONNECT_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#  define QT_FASTCONNECT_TLS_INITIAL_EXEC
-#endif
-
 QT_BEGIN_NAMESPACE
 
 enum class QPoolThreadModel : quint8 {
@@ -50,12 +42,29 @@ struct QPoolAllocatorStats
     qint64 pagesCached = 0;      // process: returned pages kept for reuse, all pools
 };
 
-// Machinery behind QPoolAllocator. Not public API: it is here because the allocation and free
-// paths are inline, and it may change with every release.
+// Machinery behind QPoolAllocator. Not public API, but part of the library's ABI: the allocation
+// and free paths are inline (a call per allocation would cost more than the allocation), so
+// binaries built against this header read and write what is declared here, and only that:
+//   - a free chunk's two words (QPoolChunk);
+//   - the page geometry: 4 KiB pages aligned to 4 KiB, whose first word points to the
+//     QPoolArenaHead of the arena owning the page, and whose chunks start at byte 128;
+//   - QPoolArenaHead: an arena's free-chunk stack, its backlog and their two locks;
+//   - QPoolHandle: one per pool, a static member of QPoolAllocator<N, Model> in each shared
+//     object that instantiates it.
+// Everything else (the rest of the arena and of the page header, the pool's statistics and
+// orphaned arenas, the page cache) is the library's (qpoolallocator_p.h), reached through the
+// exported functions below, and may change with every release. Changing anything in this
+// namespace changes the ABI: scripts/abi-check.sh reports it.
+//
+// Thread-local storage: the per-thread arena pointer is a static thread_local member of the
+// template, with the compiler's default TLS model. In an executable the linker relaxes its
+// access to a load relative to the thread pointer (no call); in a shared object (a plugin) it
+// is a __tls_get_addr() call, which works however the object is loaded. Initial-exec, faster in
+// a shared object, takes static TLS space, which a dlopen()ed object may not get ("cannot
+// allocate memory in static TLS block"; tests/auto/plugin).
 namespace QtFastConnectPrivate {
 
-class QPoolArena;
-struct QPoolControl;
+struct QPoolControl;   // opaque: created by the library at a pool's first use
 
 inline constexpr std::size_t QPoolPageSize = 4096;
 inline constexpr std::size_t QPoolPageHeaderSize = 128;
@@ -69,29 +78,6 @@ struct QPoolChunk
     QPoolChunk *next;      // the stack or backlog below this chunk
     quintptr freeMark;     // QPoolFreeMark while free (checking builds only)
 };
-
-// The first 128 bytes of every 4 KiB page; the page's chunks follow it.
-struct QPoolPageHeader
-{
-    // Cache line 0: read by every thread that frees a chunk of this page. Written only while no
-    // chunk of the page is out (when an arena takes the page), so those reads never race.
-    QPoolArena *arena;
-    QPoolControl *control;
-    quint32 chunkSize;                // bytes
-    quint32 chunkCount;               // chunks in this page
-    // Cache line 1: owner only (see QPoolArena), apart from line 0 so that cross-thread frees
-    // do not contend with the owner's counting.
-    alignas(64) quint32 used;         // chunks not on the arena's stack and not uncarved: out,
-                                      // or in the backlog; valid only right after countUse()
-    QPoolPageHeader *nextPage;        // the arena's page list
-};
-static_assert(sizeof(QPoolPageHeader) <= QPoolPageHeaderSize);
-
-inline QPoolPageHeader *qPoolPageOf(const void *chunk) noexcept
-{
-    return reinterpret_cast<QPoolPageHeader *>(reinterpret_cast<quintptr>(chunk)
-                                               & ~quintptr(QPoolPageSize - 1));
-}
 
 // Free chunks (and uncarved page space) are poisoned under ASan, so that a use after free is
 // reported. The allocator itself unpoisons a free chunk's link word around each access.
@@ -130,119 +116,104 @@ inline void qPoolWriteNext(QPoolChunk *c, QPoolChunk *next) noexcept
     qPoolPoison(&c->next, sizeof(c->next));
 }
 
-// One free-chunk stack and the pages it carves chunks from.
-//
-// Owner-side state (m_stack, m_bump*, m_pages, the pages' used counts) belongs to the arena's
-// owner: its thread (MultiPool, MultiThreaded), the holder of m_stackLock (SharedPool), the one
-// thread using the pool (SingleThreaded), or, while the arena is orphaned, the holder of its
-// pool's orphan lock. Ownership passes between threads only through those locks.
-class Q_FASTCONNECT_EXPORT QPoolArena
+// The part of an arena that the inline paths use: its free-chunk stack and the backlog that
+// other threads free into. The arena's owner side (stack) belongs to its thread (MultiPool,
+// MultiThreaded), to the holder of stackLock (SharedPool) or to the one thread using the pool
+// (SingleThreaded); ownership passes between threads only through locks.
+struct QPoolArenaHead
 {
-    Q_DISABLE_COPY_MOVE(QPoolArena)
-public:
-    explicit constexpr QPoolArena(QPoolControl *control) noexcept : m_control(control) { }
-
     // Owner: O(1). Null when the stack is empty.
     QPoolChunk *pop() noexcept
     {
         // No per-page counting here: a read-modify-write of the page header on every allocate
-        // and free chained the operations through memory. countUse() derives it when needed.
-        QPoolChunk *c = m_stack;
+        // and free chained the operations through memory. The library counts when it must.
+        QPoolChunk *c = stack;
         if (Q_LIKELY(c))
-            m_stack = qPoolReadNext(c);
+            stack = qPoolReadNext(c);
         return c;
     }
 
     // Owner: O(1).
     void push(QPoolChunk *c) noexcept
     {
-        qPoolWriteNext(c, m_stack);
-        m_stack = c;
+        qPoolWriteNext(c, stack);
+        stack = c;
     }
 
     // Any thread, MultiThreaded: lock-free LIFO push onto the backlog. No ABA problem: the only
-    // other operation on m_backlog is taking the whole list (adoptBacklog()).
+    // other operation on the backlog is taking the whole list (the library's adoptBacklog()).
     void pushRemote(QPoolChunk *c) noexcept
     {
         // relaxed: only the first guess of the head; the CAS checks it.
-        QPoolChunk *head = m_backlog.load(std::memory_order_relaxed);
+        QPoolChunk *head = backlog.load(std::memory_order_relaxed);
         do {
             qPoolWriteNext(c, head);
             // release on success: publishes the link and everything the freeing thread wrote
             // to the chunk to the owner, whose exchange(acquire) in adoptBacklog() takes it.
             // relaxed on failure: the loop retries with the head it read.
-        } while (!m_backlog.compare_exchange_weak(head, c, std::memory_order_release,
-                                                  std::memory_order_relaxed));
+        } while (!backlog.compare_exchange_weak(head, c, std::memory_order_release,
+                                                std::memory_order_relaxed));
     }
 
     // Any thread, SharedPool: push onto the backlog under the backlog lock.
     void pushLocked(QPoolChunk *c) noexcept
     {
-        m_backlogLock.lock();   // pairs with the unlock in adoptBacklog() and other pushes
+        backlogLock.lock();   // pairs with the unlock in adoptBacklog() and other pushes
         // relaxed: the backlog lock orders these accesses.
-        qPoolWriteNext(c, m_backlog.load(std::memory_order_relaxed));
-        m_backlog.store(c, std::memory_order_relaxed);
-        m_backlogLock.unlock();
+        qPoolWriteNext(c, backlog.load(std::memory_order_relaxed));
+        backlog.store(c, std::memory_order_relaxed);
+        backlogLock.unlock();
     }
 
-    // Owner, out of line: adopts the backlog, else carves a chunk from the newest page, else
-    // takes a new page. Never null (qBadAlloc() when no page can be mapped).
-    QPoolChunk *refill();
-    // Owner: moves the whole backlog onto the stack (one exchange or one locked swap).
-    void adoptBacklog() noexcept;
-    // Owner: true when no chunk is out or in the backlog (after adoptBacklog()).
-    bool isEmpty() noexcept;
-    // Owner: adopts the backlog and returns every page with no chunk out. Returns the count.
-    qint64 trim() noexcept;
-    // Owner: sets every page's used count (off the hot path: O(pages + free chunks)).
-    void countUse() noexcept;
-
-    // Owner-side state; cache line 0.
-    QPoolChunk *m_stack = nullptr;        // free chunks, LIFO, linked in place
-    char *m_bump = nullptr;               // uncarved rest of the newest page
-    char *m_bumpEnd = nullptr;
-    QPoolPageHeader *m_pages = nullptr;   // every page of this arena
-    QPoolControl *const m_control;
-    const void *m_owner = nullptr;        // the owning thread's token; null if orphaned or shared
-    QPoolArena *m_nextOrphan = nullptr;   // protected by the pool's orphan lock
-    QBasicMutex m_stackLock;              // SharedPool: held around pop() and refill()
-
-    // Written by freeing threads; cache line 1.
-    alignas(64) std::atomic<QPoolChunk *> m_backlog { nullptr };
-    QBasicMutex m_backlogLock;            // SharedPool: held around every m_backlog access
+    // Owner side; cache line 0.
+    QPoolChunk *stack = nullptr;      // free chunks, LIFO, linked in place
+    QBasicMutex stackLock;            // SharedPool: held around pop() and qPoolRefill()
+    // Written by freeing threads; cache line 1, so that they do not contend with the owner.
+    alignas(64) std::atomic<QPoolChunk *> backlog { nullptr };
+    QBasicMutex backlogLock;          // SharedPool: held around every backlog access
 };
 
-// One per QPoolAllocator instantiation: constant-initialized and trivially destructible, so a
-// pool works before main() and during static destruction.
-struct QPoolControl
+// One per QPoolAllocator<N, Model> in each shared object that instantiates it: constant-
+// initialized and trivially destructible, so a pool works before main() and during static
+// destruction. The library creates the rest of the pool (its QPoolControl) at first use.
+struct QPoolHandle
 {
-    Q_DISABLE_COPY_MOVE(QPoolControl)
+    Q_DISABLE_COPY_MOVE(QPoolHandle)
 
-    constexpr QPoolControl(std::size_t size, QPoolThreadModel threadModel) noexcept
-        : chunkSize(quint32(size)), model(threadModel), sharedArena(this)
+    constexpr QPoolHandle(std::size_t size, QPoolThreadModel threadModel) noexcept
+        : chunkSize(quint32(size)), model(threadModel)
     { }
 
+    // SingleThreaded and SharedPool: the head of the one arena. MultiPool and MultiThreaded:
+    // a head that stays empty (never pushed to), the value of each thread's arena pointer until
+    // its first allocation and after its exit, so that the inline path tests for no arena and
+    // for an empty stack at once.
+    QPoolArenaHead sharedArena;
+    // Null until the library creates it; never destroyed.
+    std::atomic<QPoolControl *> control { nullptr };
     const quint32 chunkSize;
     const QPoolThreadModel model;
-    // Statistics; relaxed atomics, they order nothing.
-    std::atomic<quint64> fallbacks { 0 };
-    std::atomic<qint64> pagesInUse { 0 };
-    std::atomic<qint64> pagesReturned { 0 };
-    std::atomic<qint64> arenas { 0 };
-    std::atomic<qint64> orphanCount { 0 };   // changed under orphanLock
-    // MultiPool and MultiThreaded: arenas whose thread exited with chunks out, waiting for a
-    // thread that needs an arena. Touched at thread start and exit and by trim() only.
-    QBasicMutex orphanLock;
-    QPoolArena *orphans = nullptr;            // protected by orphanLock
-    // SingleThreaded and SharedPool: the one arena.
-    QPoolArena sharedArena;
 };
 
-Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolControl *control, QPoolArena **slot);
-Q_FASTCONNECT_EXPORT void *qPoolAllocateOversized(QPoolControl *control, std::size_t size);
-Q_FASTCONNECT_EXPORT void qPoolTrim(QPoolControl *control, QPoolArena **slot) noexcept;
-Q_FASTCONNECT_EXPORT QPoolAllocatorStats qPoolStats(QPoolControl *control) noexcept;
-Q_FASTCONNECT_EXPORT const void *qPoolCurrentThreadToken() noexcept;
+// The head of the arena that owns chunk, from the first word of its page.
+inline QPoolArenaHead *qPoolArenaOf(const void *chunk) noexcept
+{
+    return *reinterpret_cast<QPoolArenaHead *const *>(reinterpret_cast<quintptr>(chunk)
+                                                      & ~quintptr(QPoolPageSize - 1));
+}
+
+// MultiPool and MultiThreaded: the stack of this thread's arena of the pool, *slot, is empty,
+// or *slot is &pool->sharedArena (no arena yet). Sets *slot on the thread's first allocation. Never null (qBadAlloc() when no page can
+// be mapped).
+Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot);
+// SingleThreaded and SharedPool: the shared arena's stack is empty (SharedPool: with its
+// stackLock held). Never null.
+Q_FASTCONNECT_EXPORT QPoolChunk *qPoolRefillShared(QPoolHandle *pool);
+Q_FASTCONNECT_EXPORT void *qPoolAllocateOversized(QPoolHandle *pool, std::size_t size);
+Q_FASTCONNECT_EXPORT void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept;
+Q_FASTCONNECT_EXPORT QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept;
+// Debug builds, MultiPool: whether arena is the calling thread's.
+Q_FASTCONNECT_EXPORT bool qPoolIsCurrentThreadArena(const QPoolArenaHead *arena) noexcept;
 Q_NORETURN Q_DECL_COLD_FUNCTION Q_FASTCONNECT_EXPORT void qPoolDoubleFree(const void *chunk);
 
 inline void *qPoolHandOut(QPoolChunk *c, std::size_t size, std::size_t chunkSize) noexcept
@@ -294,25 +265,24 @@ public:
         Q_ASSERT_X(size <= chunkSize, "QPoolAllocator::allocate",
                    "request larger than the chunk size");
         if (Q_UNLIKELY(size > chunkSize))
-            return qPoolAllocateOversized(&s_control, size);
+            return qPoolAllocateOversized(&s_pool, size);
 
         QPoolChunk *c;
         if constexpr (Model == QPoolThreadModel::SingleThreaded) {
-            c = s_control.sharedArena.pop();
+            c = s_pool.sharedArena.pop();
             if (Q_UNLIKELY(!c))
-                c = s_control.sharedArena.refill();
+                c = qPoolRefillShared(&s_pool);
         } else if constexpr (Model == QPoolThreadModel::SharedPool) {
-            QPoolArena &arena = s_control.sharedArena;
-            arena.m_stackLock.lock();     // hands the owner side from the previous holder
+            QPoolArenaHead &arena = s_pool.sharedArena;
+            arena.stackLock.lock();       // hands the owner side from the previous holder
             c = arena.pop();
             if (Q_UNLIKELY(!c))
-                c = arena.refill();       // takes m_backlogLock inside
-            arena.m_stackLock.unlock();
+                c = qPoolRefillShared(&s_pool);   // takes backlogLock inside
+            arena.stackLock.unlock();
         } else {
-            QPoolArena *arena = s_arena;
-            c = Q_LIKELY(arena) ? arena->pop() : nullptr;
+            c = s_arena->pop();
             if (Q_UNLIKELY(!c))
-                c = qPoolAllocateSlow(&s_control, &s_arena);
+                c = qPoolAllocateSlow(&s_pool, &s_arena);
         }
         return qPoolHandOut(c, size, chunkSize);
     }
@@ -328,13 +298,13 @@ public:
             return;
 
         QPoolChunk *c = qPoolTakeBack(p, chunkSize);
-        QPoolArena *arena = qPoolPageOf(c)->arena;
+        QPoolArenaHead *arena = qPoolArenaOf(c);
         if constexpr (Model == QPoolThreadModel::SingleThreaded) {
             arena->push(c);
         } else if constexpr (Model == QPoolThreadModel::SharedPool) {
             arena->pushLocked(c);
         } else if constexpr (Model == QPoolThreadModel::MultiPool) {
-            Q_ASSERT_X(arena->m_owner == qPoolCurrentThreadToken(), "QPoolAllocator::deallocate",
+            Q_ASSERT_X(qPoolIsCurrentThreadArena(arena), "QPoolAllocator::deallocate",
                        "a MultiPool chunk must be freed by the thread that allocated it");
             arena->push(c);
         } else {
@@ -348,30 +318,31 @@ public:
 
     static quint64 fallbackCount() noexcept
     {
-        return s_control.fallbacks.load(std::memory_order_relaxed);
+        return stats().fallbackCount;
     }
 
     static QPoolAllocatorStats stats() noexcept
     {
-        return QtFastConnectPrivate::qPoolStats(&s_control);
+        return QtFastConnectPrivate::qPoolStats(&s_pool);
     }
 
     static void trim() noexcept
     {
         if constexpr (Model == QPoolThreadModel::MultiPool
                       || Model == QPoolThreadModel::MultiThreaded) {
-            QtFastConnectPrivate::qPoolTrim(&s_control, &s_arena);
+            QtFastConnectPrivate::qPoolTrim(&s_pool, &s_arena);
         } else {
-            QtFastConnectPrivate::qPoolTrim(&s_control, nullptr);
+            QtFastConnectPrivate::qPoolTrim(&s_pool, nullptr);
         }
     }
 
 private:
-    static inline QtFastConnectPrivate::QPoolControl s_control { chunkSize, Model };
-    // MultiPool and MultiThreaded: this thread's arena; null until its first allocation and
-    // again after it exited. Trivially destructible, so it needs no TLS guard or wrapper.
-    static inline thread_local QtFastConnectPrivate::QPoolArena *s_arena
-            QT_FASTCONNECT_TLS_INITIAL_EXEC = nullptr;
+    static inline QtFastConnectPrivate::QPoolHandle s_pool { chunkSize, Model };
+    // MultiPool and MultiThreaded: this thread's arena; &s_pool.sharedArena (always empty)
+    // until its first allocation and again after it exited. Constant-initialized and trivially
+    // destructible, so it needs no TLS guard or wrapper. The default TLS model, not initial-exec:
+    // see the top of QtFastConnectPrivate above.
+    static inline thread_local QtFastConnectPrivate::QPoolArenaHead *s_arena = &s_pool.sharedArena;
 };
 
 class QSizeClassPool

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include <QtFastConnect/qpoolallocator.h>
+// The page header beyond its first word is the library's: for the geometry checks only.
+#include <QtFastConnect/private/qpoolallocator_p.h>
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qprocess.h>
 #include <QtTest/qtest.h>
@@ -71,6 +73,9 @@ QByteArray chunkCheck(const void *p)
         return "page header names chunk count " + QByteArray::number(page->chunkCount);
     if (!page->arena)
         return "page header names no arena";
+    // What inline code reads (public ABI): the first word of the page is the arena's head.
+    if (QtFastConnectPrivate::qPoolArenaOf(p) != page->arena->head())
+        return "the page's first word is not its arena's head";
     const quintptr offset = addr - reinterpret_cast<quintptr>(page);
     if (offset < QtFastConnectPrivate::QPoolPageHeaderSize)
         return "chunk overlaps the page header";
