@@ -52,7 +52,15 @@ using namespace QtFastConnectPrivate;
 
 /*!
     \variable QFunnel::DefaultCapacity
-    The capacity of a new funnel: 65,536 calls.
+    The capacity of a new funnel: 16,384 calls.
+
+    Chosen as about one frame of receiver time: at 1 µs per slot (a realistic model update in a
+    GUI), 16,384 pending calls are 16 ms of work for the receiver's thread, so that a producer
+    flood can delay the thread's other events by at most about a frame's worth of backlog, and
+    drains in about that time once the producers stop. With trivial slots it is about a
+    millisecond of work, and about 1 MiB of pending calls for small arguments. Slower slots
+    want a smaller capacity (setCapacity()); a receiver that takes calls in bursts far apart
+    may want a larger one.
 */
 
 QFunnelPrivate::QFunnelPrivate() : core(new QFunnelCore) { }
@@ -108,7 +116,7 @@ QFunnel *QFunnel::globalInstance()
     \property QFunnel::capacity
     \brief how many calls may be pending at once: emitted but not yet run or dropped.
 
-    The default is DefaultCapacity (65,536 calls). A value below 1 is refused with a warning and
+    The default is DefaultCapacity (16,384 calls). A value below 1 is refused with a warning and
     leaves the capacity unchanged. Lowering the capacity below the number of pending calls is
     allowed: producers then wait until enough calls have run. Any thread may read or set it.
 */

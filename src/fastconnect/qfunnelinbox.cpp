@@ -229,11 +229,13 @@ void QFunnelInbox::runPass(QObject *receiver)
     takeAll();
     if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();
-    // Started at the first budget check: a short pass (an idle funnel's single call) does not
-    // read the clock before its slot runs.
+    // Started after the first call, and only if more follow: a pass of one call (an idle
+    // funnel's) never reads it. Then read after calls 2, 4, 8, ... up to CheckEvery, and every
+    // CheckEvery calls from there: slow slots are timed closely, fast ones cheaply.
     QElapsedTimer clock;
     qsizetype settled = 0;
     int count = 0;
+    int nextCheck = 1;
     while (QFunnelCall *c = m_first) {
         m_first = c->next;
         if (!m_first)
@@ -253,15 +255,18 @@ void QFunnelInbox::runPass(QObject *receiver)
             run(c, receiver);
             ++settled;
         }
-        if (++count % CheckEvery == 0) {
+        if (++count == nextCheck) {
+            nextCheck = count < CheckEvery ? 2 * count : count + CheckEvery;
             // Room for blocked producers as calls run, not in one burst at the end.
-            core->admission().releaseCredits(settled);
-            settled = 0;
+            if (settled >= CreditReturnCalls) {
+                core->admission().releaseCredits(settled);
+                settled = 0;
+            }
             if (count >= PassBudgetCalls
                 || (clock.isValid() && clock.nsecsElapsed() >= PassBudget.count())) {
                 break;
             }
-            if (!clock.isValid())
+            if (!clock.isValid() && m_first)
                 clock.start();
             if (Q_UNLIKELY(core->admission().evicting()))
                 evictOldest();

@@ -13,6 +13,7 @@
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -21,6 +22,35 @@ static bool accountedFor(const QFunnel::Statistics &s)
     return s.pending == 0
             && s.emitted == s.delivered + s.dropped + s.discarded + s.coalesced;
 }
+
+// Receives in the main thread; its slot may cost time (a busy wait) and look at the funnel.
+class PassProbe : public QObject
+{
+    Q_OBJECT
+public:
+    QFunnel *funnel = nullptr;
+    std::chrono::microseconds slotCost { 0 };
+    quint64 watchFor = 0;          // the value whose slot records the funnel's pending calls
+    qsizetype pendingThen = -1;
+    int calls = 0;
+    int callsAtUserEvent = -1;     // calls run when a QEvent::User posted to this object ran
+
+    void onValue(quint64 v)
+    {
+        const auto end = std::chrono::steady_clock::now() + slotCost;
+        while (std::chrono::steady_clock::now() < end) { }
+        if (v == watchFor)
+            pendingThen = funnel->pendingCalls();
+        ++calls;
+    }
+    bool event(QEvent *e) override
+    {
+        if (e->type() != QEvent::User)
+            return QObject::event(e);
+        callsAtUserEvent = calls;
+        return true;
+    }
+};
 
 class tst_QFunnelPolicy : public QObject
 {
@@ -37,6 +67,8 @@ private Q_SLOTS:
     void coalesceKeepsOtherConnectionsWhole();
     void statistics();
     void discardedWhenReceiverDestroyed();
+    void creditsReturnedDuringPass();
+    void passYieldsToOtherEvents();
 };
 
 void tst_QFunnelPolicy::defaults()
@@ -301,4 +333,44 @@ void tst_QFunnelPolicy::discardedWhenReceiverDestroyed()
 }
 
 QTEST_MAIN(tst_QFunnelPolicy)
+void tst_QFunnelPolicy::creditsReturnedDuringPass()
+{
+    // 2,000 calls wait for the main thread, then run in one pass. Room goes back to producers
+    // as they run (every 512 calls), not only once the pass has ended: when call 1,500 runs,
+    // at least 1,024 credits are back.
+    QFunnel funnel;
+    Producer producer;
+    PassProbe probe;
+    probe.funnel = &funnel;
+    probe.watchFor = 1500;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &probe,
+                                   &PassProbe::onValue));
+    QVERIFY(emitFromThread(&producer, 2000));
+    QCOMPARE(funnel.pendingCalls(), 2000);
+    QTRY_COMPARE(probe.calls, 2000);
+    QVERIFY2(probe.pendingThen >= 0 && probe.pendingThen <= 2000 - 1024,
+             qPrintable(QString::number(probe.pendingThen)));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_QFunnelPolicy::passYieldsToOtherEvents()
+{
+    // 50 calls of 200 µs each wait for the main thread, and an event was posted after their
+    // wake-up. A delivery pass stops after its time budget (1 ms) and lets that event run long
+    // before the last call, as a GUI's paint and input events must.
+    QFunnel funnel;
+    Producer producer;
+    PassProbe probe;
+    probe.funnel = &funnel;
+    probe.slotCost = std::chrono::microseconds(200);
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &probe,
+                                   &PassProbe::onValue));
+    QVERIFY(emitFromThread(&producer, 50));
+    QCoreApplication::postEvent(&probe, new QEvent(QEvent::User));
+    QTRY_COMPARE(probe.calls, 50);
+    QVERIFY2(probe.callsAtUserEvent >= 0 && probe.callsAtUserEvent < 50,
+             qPrintable(QString::number(probe.callsAtUserEvent)));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
 #include "tst_qfunnelpolicy.moc"
