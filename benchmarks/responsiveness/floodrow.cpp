@@ -85,12 +85,12 @@ struct alignas(64) ProducerCount
     std::atomic<quint64> emitted { 0 };   // written by its producer only
 };
 
-const std::array<std::pair<FloodConnection, const char *>, 4> ConnectionNames = { {
+const std::array<std::pair<FloodConnection, const char *>, 5> ConnectionNames = { {
     { FloodConnection::QtQueued, "qt-queued" },
     { FloodConnection::Funnel, "funnel" },
     { FloodConnection::FunnelCapacity4096, "funnel-capacity-4096" },
     { FloodConnection::FunnelCoalesce, "funnel-coalesce" },
-    // { FloodConnection::FunnelRateLimit, "funnel-rate-limit" },   // issue 14 item 5
+    { FloodConnection::FunnelRateLimit, "funnel-rate-limit" },
 } };
 
 } // namespace
@@ -207,7 +207,10 @@ FloodRowResult runFloodRow(const FloodRowOptions &options)
             ok = QtFastConnect::connect(s, &Sender::value, &receiver, &Receiver::onValue,
                                         QtFastConnect::CoalesceCalls);
             break;
-        // case FloodConnection::FunnelRateLimit:   // issue 14 item 5: the rate-limit option
+        case FloodConnection::FunnelRateLimit:
+            ok = QtFastConnect::connect(s, &Sender::value, &receiver, &Receiver::onValue,
+                                        QtFastConnect::RateLimitCalls);
+            break;
         }
         Q_ASSERT(ok);
         Q_UNUSED(ok);

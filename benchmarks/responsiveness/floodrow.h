@@ -19,7 +19,7 @@ enum class FloodConnection {
     Funnel,               // QtFastConnect::connect(), the global funnel at its defaults
     FunnelCapacity4096,   // a QFunnel of its own, setCapacity(4096)
     FunnelCoalesce,       // the global funnel, QtFastConnect::CoalesceCalls
-    // FunnelRateLimit,   // issue 14 item 5: the per-connection rate limit, once it exists
+    FunnelRateLimit,      // the global funnel, QtFastConnect::RateLimitCalls (16 ms)
 };
 
 QByteArray floodConnectionName(FloodConnection connection);

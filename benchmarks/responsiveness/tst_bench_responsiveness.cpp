@@ -79,8 +79,8 @@ void tst_BenchResponsiveness::unpacedFlood_data()
     for (qint64 slotNs : { 0, 1000 }) {
         for (FloodConnection c : { FloodConnection::QtQueued, FloodConnection::Funnel,
                                    FloodConnection::FunnelCapacity4096,
-                                   FloodConnection::FunnelCoalesce
-                                   /* , FloodConnection::FunnelRateLimit: issue 14 item 5 */ }) {
+                                   FloodConnection::FunnelCoalesce,
+                                   FloodConnection::FunnelRateLimit }) {
             const QByteArray name = floodConnectionName(c);
             QTest::addRow("%s/slot %lld us", name.constData(), slotNs / 1000) << name << slotNs;
         }

@@ -59,6 +59,52 @@ QT_BEGIN_NAMESPACE
            newest emission in the emitting thread's order. A coalesced call keeps its capacity
            credit until its receiver's thread skips it. The idea is the "latest value only"
            delivery of progress-style signals.
+    \value RateLimitCalls Like CoalesceCalls, only the newest pending emission per connection
+           is delivered, and in addition at most once per interval: 16 ms (a frame at 60 Hz)
+           by default, or the interval given with QtFastConnect::rateLimit(). An emission that
+           reaches the receiver's thread less than an interval after the connection's last
+           delivered one waits, keeping its capacity credit, until the interval has passed (a
+           timer in the receiver's thread); if a newer emission arrives meanwhile, the waiting
+           one is destroyed unrun and counted in QFunnel::Statistics::coalesced. So the last
+           emission of a burst is always delivered, at most one interval after the previous
+           delivery. Other connections' calls do not wait for it: a delayed call runs after
+           calls emitted later on other connections. If the receiver is destroyed meanwhile,
+           the waiting call is destroyed and counted as discarded. The idea is a throttle (as in
+           KDToolBox's KDSignalThrottler), kept inside the queue, in the receiver's thread,
+           instead of a timer in the sender's.
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode QtFastConnect::rateLimit(std::chrono::milliseconds interval)
+    \relates QtFastConnect::ConnectionMode
+
+    Returns a FunnelConnection mode with RateLimitCalls and \a interval instead of the default
+    16 ms; combine it with other options and flags with \c{operator|}:
+    \code
+    using namespace std::chrono_literals;
+    QtFastConnect::connect(worker, &Worker::progress, bar, &QProgressBar::setValue,
+                           QtFastConnect::rateLimit(100ms));
+    \endcode
+    An \a interval below 1 ms or above one hour makes connect() print a warning and return an
+    invalid connection.
+*/
+
+/*!
+    \fn std::chrono::milliseconds QtFastConnect::ConnectionMode::rateLimitInterval() const
+    Returns the RateLimitCalls interval: the one given to QtFastConnect::rateLimit(), or 16 ms;
+    a negative value for an interval connect() refuses.
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode QtFastConnect::ConnectionMode::rateLimited(std::chrono::milliseconds interval)
+    Returns a FunnelConnection mode with RateLimitCalls and \a interval; see
+    QtFastConnect::rateLimit().
+*/
+
+/*!
+    \fn QtFastConnect::ConnectionMode QtFastConnect::ConnectionMode::combinedWith(QtFastConnect::ConnectionMode other) const
+    Returns a mode with the bits of this mode and of \a other, and the longer of their
+    rate-limit intervals if both give one; \c{operator|} uses it.
 */
 
 /*!

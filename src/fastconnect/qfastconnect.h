@@ -8,6 +8,7 @@
 #include <QtFastConnect/qfunnel.h>
 #include <QtCore/qobject.h>
 
+#include <chrono>
 #include <type_traits>
 
 QT_BEGIN_NAMESPACE
@@ -23,7 +24,8 @@ Q_ENUM_NS(ConnectionType)
 
 enum ConnectionOption : int {
     MoveArguments = 0x20000,
-    CoalesceCalls = 0x40000
+    CoalesceCalls = 0x40000,
+    RateLimitCalls = 0x80000
 };
 Q_ENUM_NS(ConnectionOption)
 
@@ -37,13 +39,42 @@ public:
 
     constexpr int toInt() const noexcept { return m_bits; }
     constexpr bool testFlag(int flag) const noexcept { return (m_bits & flag) == flag; }
+    constexpr std::chrono::milliseconds rateLimitInterval() const noexcept
+    {
+        return std::chrono::milliseconds(m_intervalMs > 0 ? m_intervalMs
+                                         : m_intervalMs == 0 ? DefaultRateLimitMs : -1);
+    }
 
     static constexpr ConnectionMode fromInt(int bits) noexcept { return ConnectionMode(bits, 0); }
+    static constexpr ConnectionMode rateLimited(std::chrono::milliseconds interval) noexcept
+    {
+        // Out of int's range, or not positive: kept invalid (-1), and refused by connect().
+        return ConnectionMode(int(FunnelConnection) | int(RateLimitCalls),
+                              interval.count() > 0 && interval.count() <= MaxRateLimitMs
+                                      ? int(interval.count()) : -1);
+    }
+    // The bits of both; a rate-limit interval given by either (the longer if both give one).
+    constexpr ConnectionMode combinedWith(ConnectionMode other) const noexcept
+    {
+        const int interval = (m_intervalMs < 0 || other.m_intervalMs < 0)
+                ? -1 : (m_intervalMs > other.m_intervalMs ? m_intervalMs : other.m_intervalMs);
+        return ConnectionMode(m_bits | other.m_bits, interval);
+    }
 
 private:
-    constexpr ConnectionMode(int bits, int) noexcept : m_bits(bits) {}
+    static constexpr int DefaultRateLimitMs = 16;
+    static constexpr int MaxRateLimitMs = 3600 * 1000;
+    constexpr ConnectionMode(int bits, int intervalMs) noexcept
+        : m_bits(bits), m_intervalMs(intervalMs) {}
     int m_bits;
+    int m_intervalMs = 0;   // RateLimitCalls: 0 for the default, -1 for an invalid interval
 };
+
+// RateLimitCalls with interval instead of the default 16 ms.
+constexpr ConnectionMode rateLimit(std::chrono::milliseconds interval) noexcept
+{
+    return ConnectionMode::rateLimited(interval);
+}
 
 namespace Private {
 template <typename T>
@@ -65,7 +96,7 @@ template <typename A, typename B,
                                         && std::is_same_v<B, Qt::ConnectionType>), bool> = true>
 constexpr ConnectionMode operator|(A a, B b) noexcept
 {
-    return ConnectionMode::fromInt(ConnectionMode(a).toInt() | ConnectionMode(b).toInt());
+    return ConnectionMode(a).combinedWith(ConnectionMode(b));
 }
 #endif
 
@@ -105,7 +136,7 @@ QMetaObject::Connection connectTyped(QFunnel *funnel,
 {
     auto connect = [&]() {
         return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(),
-                                                mode.toInt());
+                                                mode);
     };
     using Connect = decltype(connect);
     return connectRecorded(sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),

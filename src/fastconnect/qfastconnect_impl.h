@@ -66,11 +66,12 @@ Q_FASTCONNECT_EXPORT void releaseRoute(QFunnelRoute *route) noexcept;
 Q_FASTCONNECT_EXPORT bool mayMoveArguments(QFunnelRoute *route);
 // Validates a connection and returns its new route, holding slot and one reference for the
 // capture. On a bad call prints a qWarning, destroys slot (impl's DestroySlot) and returns
-// nullptr.
+// nullptr. mode: QtFastConnect::ConnectionMode's bits; rateLimitMs: its rate-limit interval.
 Q_FASTCONNECT_EXPORT QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender,
                                                      const QMetaMethod &signal,
                                                      const QObject *receiver, void *slot,
-                                                     QFunnelSlotImpl impl, int mode);
+                                                     QFunnelSlotImpl impl, int mode,
+                                                     qint64 rateLimitMs);
 // Installs capture on signal as a direct connection to receiver (type: Qt's flags to add, such
 // as Qt::SingleShotConnection). Takes ownership of capture.
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
@@ -272,22 +273,24 @@ public:
 template <typename Func1, typename Slot, typename Stored>
 QMetaObject::Connection connectSlot(QFunnel *funnel,
                                     const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-                                    Func1 signal, const QObject *receiver, Slot *slot, int mode)
+                                    Func1 signal, const QObject *receiver, Slot *slot,
+                                    QtFastConnect::ConnectionMode mode)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
     const QMetaMethod signalMethod = sender ? QMetaMethod::fromSignal(signal) : QMetaMethod();
     QFunnelRoute *route = prepareConnection(funnel, sender, signalMethod, receiver, slot,
-                                            &qfcSlotImpl<Slot>, mode);
+                                            &qfcSlotImpl<Slot>, mode.toInt(),
+                                            mode.rateLimitInterval().count());
     if (!route)
         return QMetaObject::Connection();
     QtPrivate::QSlotObjectBase *capture;
-    if (mode & QtFastConnect::MoveArguments)
+    if (mode.testFlag(QtFastConnect::MoveArguments))
         capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, true>(route, slot);
     else
         capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, false>(route, slot);
     // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit.
     return connectCapture(sender, signalMethod, receiver, capture,
-                          mode & Qt::SingleShotConnection);
+                          mode.toInt() & Qt::SingleShotConnection);
 }
 
 template <typename L> struct QFunnelDecayList;

@@ -162,7 +162,8 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     auto connect = [&]() -> QMetaObject::Connection {
         auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
         QFunnelRoute *route = prepareConnection(funnel, sender, signal, receiver, slot,
-                                                &QFunnelMetaCallSlot::impl, mode.toInt());
+                                                &QFunnelMetaCallSlot::impl, mode.toInt(),
+                                                mode.rateLimitInterval().count());
         if (!route)
             return {};
         return connectCapture(sender, signal, receiver, new QFunnelMetaCapture(route, slot),

@@ -34,7 +34,7 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 // release (the inbox push) that the delivering thread acquires.
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    if (Q_UNLIKELY(route->mode & QtFastConnect::CoalesceCalls))
+    if (Q_UNLIKELY(route->mode & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls))))
         route->latest.exchange(call, std::memory_order_relaxed);
 }
 

@@ -85,9 +85,10 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
 static constexpr int SupportedModeBits =
         (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
-         | QtFastConnect::CoalesceCalls | Qt::UniqueConnection | Qt::SingleShotConnection).toInt();
+         | QtFastConnect::CoalesceCalls | QtFastConnect::RateLimitCalls | Qt::UniqueConnection
+         | Qt::SingleShotConnection).toInt();
 
-static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
+static bool checkMode(const QObject *sender, const QObject *receiver, int mode, qint64 rateLimitMs)
 {
     // Qt::AutoConnection (0) in the Qt::ConnectionType part means "the funnel decides".
     const int qtType = mode & 0xf;
@@ -103,12 +104,17 @@ static bool checkMode(const QObject *sender, const QObject *receiver, int mode)
                  classNameOf(sender), classNameOf(receiver), unsigned(unsupported));
         return false;
     }
+    if ((mode & QtFastConnect::RateLimitCalls) && rateLimitMs < 1) {
+        qWarning("QtFastConnect::connect(%s, %s): the rate-limit interval must be 1 ms to 1 hour",
+                 classNameOf(sender), classNameOf(receiver));
+        return false;
+    }
     return true;
 }
 
 // The checks of prepareConnection(); the route only takes what passed them.
 static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
-                            const QObject *receiver, int mode)
+                            const QObject *receiver, int mode, qint64 rateLimitMs)
 {
     if (!sender || !receiver) {
         qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter (%s)",
@@ -120,7 +126,7 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
                  classNameOf(sender), classNameOf(receiver));
         return false;
     }
-    if (!checkMode(sender, receiver, mode))
+    if (!checkMode(sender, receiver, mode, rateLimitMs))
         return false;
     if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
         qWarning("QtFastConnect::connect(%s, %s): signal not found in %s",
@@ -142,10 +148,10 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
 
 QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
                                 const QObject *receiver, void *slot, QFunnelSlotImpl impl,
-                                int mode)
+                                int mode, qint64 rateLimitMs)
 {
     auto *route = new QFunnelRoute(slot, impl);
-    if (!checkConnection(funnel, sender, signal, receiver, mode)) {
+    if (!checkConnection(funnel, sender, signal, receiver, mode, rateLimitMs)) {
         route->deref();   // destroys the slot
         return nullptr;
     }
@@ -158,6 +164,8 @@ QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QM
     route->sender = const_cast<QObject *>(sender);
     route->signalIndex = QMetaObjectPrivate::signalIndex(signal);
     route->mode = mode | QtFastConnect::FunnelConnection;
+    if (mode & QtFastConnect::RateLimitCalls)
+        route->rateLimitNs = rateLimitMs * 1000 * 1000;
     return route;
 }
 

@@ -69,6 +69,10 @@ public:
     // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
     std::atomic<QFunnelCall *> latest { nullptr };
     std::atomic<bool> warnedShared { false };    // MoveArguments: warned that it had to copy
+    // RateLimitCalls (which also keeps latest): the interval, and the steady clock time before
+    // which no call of this connection runs (receiver's thread, under the inbox's pass lock).
+    qint64 rateLimitNs = 0;
+    qint64 notBeforeNs = 0;
 
 private:
     ~QFunnelRoute();

@@ -8,6 +8,7 @@
 #include "qfunnelreceiverguard_p.h"
 
 #include <QtCore/qelapsedtimer.h>
+#include <QtCore/qtimer.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
@@ -16,6 +17,16 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 namespace {
+
+// Connection options that take deliverSpecial()'s path.
+constexpr int SpecialModes = int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
+
+qint64 steadyNowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+}
 
 // The wake-up: a meta-call event, as Qt posts for a queued call, so that event filters and
 // QObject::event() overrides see what they see for Qt::QueuedConnection, and moveToThread()
@@ -61,7 +72,7 @@ QFunnelInbox::~QFunnelInbox()
 {
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
-    Q_ASSERT(!m_first && !m_head.load(std::memory_order_relaxed));
+    Q_ASSERT(!m_first && !m_parked && !m_head.load(std::memory_order_relaxed));
     m_guard->deref();
     m_core->deref();
 }
@@ -227,6 +238,7 @@ void QFunnelInbox::runPass(QObject *receiver)
     // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
+    unpark();
     if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();
     // Started after the first call, and only if more follow: a pass of one call (an idle
@@ -246,7 +258,7 @@ void QFunnelInbox::runPass(QObject *receiver)
         // may destroy the receiver or move it to another thread.
         if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
                        || QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here
-                       || (route->mode & QtFastConnect::CoalesceCalls))) {
+                       || (route->mode & SpecialModes))) {
             const qsizetype n = deliverSpecial(c, receiver, here);
             if (n < 0)
                 break;      // moved: the rest goes to the receiver's new thread
@@ -319,6 +331,8 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
         putBack(call);
         return -1;
     }
+    if (route->mode & QtFastConnect::RateLimitCalls)
+        return deliverRateLimited(call, receiver);
     // CoalesceCalls: only the latest call of the connection runs. The comparison cannot be
     // fooled by a reused address: a newer call cannot get this call's memory while this call
     // exists.
@@ -332,6 +346,114 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
     }
     run(call, receiver);
     return 1;
+}
+
+// RateLimitCalls, with m_passLock held: like CoalesceCalls, only the latest call of the
+// connection runs, and not before the connection's interval has passed since the last one ran.
+// A latest call that comes too early is parked, keeping its credit, and a timer in this thread
+// wakes the inbox when it is due; a newer call meanwhile makes it a coalesced one. So the last
+// call of a burst always runs, at most one interval late.
+qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelRoute *route = call->route;
+    // Relaxed, as for CoalesceCalls.
+    if (route->latest.load(std::memory_order_relaxed) == call) {
+        const qint64 now = steadyNowNs();
+        if (now < route->notBeforeNs) {
+            park(call, route->notBeforeNs, receiver);
+            return 0;
+        }
+        QFunnelCall *expected = call;
+        if (route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
+            route->notBeforeNs = now + route->rateLimitNs;
+            run(call, receiver);
+            return 1;
+        }
+    }
+    route->destroyCall(call);
+    bump(m_coalesced);
+    return 1;
+}
+
+namespace {
+// The functor of the rate-limit timer: holds a reference on its inbox until Qt destroys the
+// timer: after it fired, or unfired (its receiver was destroyed first: Qt then does not call
+// it; or its thread's event dispatcher went away).
+class ParkedCallsDue
+{
+public:
+    explicit ParkedCallsDue(QFunnelInbox *inbox) : m_inbox(inbox) { m_inbox->ref(); }
+    ParkedCallsDue(const ParkedCallsDue &other) : m_inbox(other.m_inbox) { m_inbox->ref(); }
+    ParkedCallsDue(ParkedCallsDue &&other) noexcept
+        : m_inbox(std::exchange(other.m_inbox, nullptr)), m_fired(other.m_fired)
+    {}
+    ParkedCallsDue &operator=(const ParkedCallsDue &) = delete;
+    ~ParkedCallsDue()
+    {
+        if (!m_inbox)
+            return;
+        if (!m_fired)
+            m_inbox->parkedTimerLost();
+        m_inbox->deref();
+    }
+    void operator()()
+    {
+        m_fired = true;
+        m_inbox->parkedCallsDue();
+    }
+
+private:
+    QFunnelInbox *m_inbox;
+    bool m_fired = false;
+};
+} // namespace
+
+// With m_passLock held, in the receiver's thread.
+void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
+{
+    call->next = nullptr;
+    if (m_parkedLast)
+        m_parkedLast->next = call;
+    else
+        m_parked = call;
+    m_parkedLast = call;
+    if (m_timerArmed.load(std::memory_order_relaxed) && dueNs >= m_timerDueNs)
+        return;
+    m_timerArmed.store(true, std::memory_order_relaxed);
+    m_timerDueNs = dueNs;
+    const qint64 delayMs = (dueNs - steadyNowNs() + 999999) / 1000000;
+    QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
+                       receiver, ParkedCallsDue(this));
+}
+
+void QFunnelInbox::parkedTimerLost()
+{
+    // The next park arms a new timer; a dead receiver's parked calls are dropped now (nothing
+    // else would: no wake-up may be pending for them).
+    m_timerArmed.store(false, std::memory_order_relaxed);
+    dropWhileUndeliverable();
+}
+
+void QFunnelInbox::parkedCallsDue()
+{
+    // Relaxed: the timer runs in the thread whose passes read the flag (the receiver's, unless it
+    // moved; then the wake-up below reaches it, and a second timer at worst costs a pass).
+    m_timerArmed.store(false, std::memory_order_relaxed);
+    if (!m_wakePending.load(std::memory_order_seq_cst))
+        requestWake();
+}
+
+// With m_passLock held: the parked calls go first, before the calls the pass took (they are
+// older).
+void QFunnelInbox::unpark()
+{
+    if (!m_parked)
+        return;
+    m_parkedLast->next = m_first;
+    m_first = m_parked;
+    if (!m_last)
+        m_last = m_parkedLast;
+    m_parked = m_parkedLast = nullptr;
 }
 
 // DropOldest, with m_passLock held: while the funnel is over its capacity, the oldest calls
@@ -351,6 +473,7 @@ void QFunnelInbox::evictOldest()
 void QFunnelInbox::dropAll(Drop why)
 {
     takeAll();
+    unpark();
     qsizetype n = 0;
     while (QFunnelCall *c = m_first) {
         m_first = c->next;

@@ -118,6 +118,10 @@ public:
     // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
     // once the application is gone, so the stopping thread cannot leave this to the receiver's.
     void dropPendingOnStop();
+    // RateLimitCalls: the timer for parked calls fired, or was destroyed unfired (see
+    // deliverRateLimited()).
+    void parkedCallsDue();
+    void parkedTimerLost();
 
 private:
     ~QFunnelInbox();
@@ -136,6 +140,9 @@ private:
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
     void run(QFunnelCall *call, QObject *receiver);
     void putBack(QFunnelCall *call);
+    qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
+    void park(QFunnelCall *call, qint64 dueNs, QObject *receiver);
+    void unpark();
     void evictOldest();
     // Single writer (the pass lock's holder, which orders successive writers); no locked
     // instruction.
@@ -158,6 +165,13 @@ private:
     // Calls taken from m_head and not yet delivered, oldest first; guarded by m_passLock.
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
+    // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the
+    // timer that wakes the inbox for them; guarded by m_passLock (the flag also read by the
+    // timer's handler).
+    QFunnelCall *m_parked = nullptr;
+    QFunnelCall *m_parkedLast = nullptr;
+    qint64 m_timerDueNs = 0;
+    std::atomic<bool> m_timerArmed { false };
 
     QFunnelCore *const m_core;
     QFunnelReceiverGuard *const m_guard;

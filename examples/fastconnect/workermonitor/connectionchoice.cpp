@@ -16,7 +16,8 @@ const QList<ConnectionChoiceInfo> &connectionChoices()
           QStringLiteral("Funnel (QtFastConnect::connect)"), true },
         { ConnectionChoice::FunnelCoalesce, QStringLiteral("coalesce"),
           QStringLiteral("Funnel, progress with CoalesceCalls"), true },
-        // Issue 14 item 5: { ConnectionChoice::FunnelRateLimit, "ratelimit", ..., true },
+        { ConnectionChoice::FunnelRateLimit, QStringLiteral("ratelimit"),
+          QStringLiteral("Funnel, progress rate-limited to 60 Hz"), true },
     };
     return choices;
 }
@@ -61,6 +62,13 @@ QList<QMetaObject::Connection> connectReporter(ConnectionChoice choice, HashRepo
                  QtFastConnect::connect(reporter, &HashReporter::progress, window,
                                         &MonitorWindow::setProgress,
                                         QtFastConnect::CoalesceCalls) };
+    case ConnectionChoice::FunnelRateLimit:
+        // The newest progress value, at most once per frame (16 ms); every result arrives.
+        return { QtFastConnect::connect(reporter, &HashReporter::blockHashed, window,
+                                        &MonitorWindow::addResult),
+                 QtFastConnect::connect(reporter, &HashReporter::progress, window,
+                                        &MonitorWindow::setProgress,
+                                        QtFastConnect::RateLimitCalls) };
     }
     Q_UNREACHABLE();
     return {};

@@ -19,6 +19,7 @@ enum class ConnectionChoice {
     Queued,           // Qt::QueuedConnection, both signals
     Funnel,           // QtFastConnect::connect(), both signals
     FunnelCoalesce,   // the funnel; the progress signal with QtFastConnect::CoalesceCalls
+    FunnelRateLimit,  // the funnel; the progress signal with QtFastConnect::RateLimitCalls
 };
 
 struct ConnectionChoiceInfo

@@ -52,6 +52,22 @@ public:
     }
 };
 
+// Records every value with the steady clock's time of its slot; main thread.
+class TimedReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    QList<quint64> values;
+    QList<std::chrono::steady_clock::time_point> times;
+
+public Q_SLOTS:
+    void onValue(quint64 v)
+    {
+        values.append(v);
+        times.append(std::chrono::steady_clock::now());
+    }
+};
+
 class tst_QFunnelPolicy : public QObject
 {
     Q_OBJECT
@@ -68,6 +84,9 @@ private Q_SLOTS:
     void statistics();
     void discardedWhenReceiverDestroyed();
     void creditsReturnedDuringPass();
+    void rateLimitRunsAtMostOncePerInterval();
+    void rateLimitDefaultsAndBadIntervals();
+    void rateLimitParkedCallOfDestroyedReceiver();
     void passYieldsToOtherEvents();
 };
 
@@ -371,6 +390,87 @@ void tst_QFunnelPolicy::passYieldsToOtherEvents()
     QVERIFY2(probe.callsAtUserEvent >= 0 && probe.callsAtUserEvent < 50,
              qPrintable(QString::number(probe.callsAtUserEvent)));
     QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_QFunnelPolicy::rateLimitRunsAtMostOncePerInterval()
+{
+    // Two bursts of 1,000 emissions, 50 ms rate limit: the connection's slot runs at most once
+    // per 50 ms, always with the newest value then pending, and the last emission of each burst
+    // always runs (once its interval has passed). Every skipped emission counts as coalesced.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Producer producer;
+    TimedReceiver receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &TimedReceiver::onValue, QtFastConnect::rateLimit(50ms)));
+    QVERIFY(emitFromThread(&producer, 1000));
+    QTRY_VERIFY_WITH_TIMEOUT(!receiver.values.isEmpty() && receiver.values.last() == 1000, 10000);
+    QVERIFY(emitFromThread(&producer, 2000, 1001));
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.values.last() == 2000, 10000);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, 2000u);
+    QCOMPARE(s.delivered, quint64(receiver.values.size()));
+    QCOMPARE(s.delivered + s.coalesced, 2000u);
+    QVERIFY(s.delivered >= 2);
+    for (qsizetype i = 1; i < receiver.values.size(); ++i) {
+        QVERIFY(receiver.values[i] > receiver.values[i - 1]);
+        // The rule is checked against the same clock before the slot runs; 1 ms of slack for
+        // the time between that check and the previous slot's own reading.
+        QVERIFY2(receiver.times[i] - receiver.times[i - 1] >= 49ms,
+                 qPrintable(QString::number(i)));
+    }
+}
+
+void tst_QFunnelPolicy::rateLimitDefaultsAndBadIntervals()
+{
+    using namespace std::chrono_literals;
+    QCOMPARE(QtFastConnect::ConnectionMode(QtFastConnect::RateLimitCalls).rateLimitInterval(),
+             16ms);
+    QCOMPARE((QtFastConnect::rateLimit(100ms) | Qt::UniqueConnection).rateLimitInterval(),
+             100ms);
+    QVERIFY((QtFastConnect::rateLimit(100ms) | Qt::UniqueConnection)
+                    .testFlag(int(QtFastConnect::RateLimitCalls) | int(Qt::UniqueConnection)));
+
+    QFunnel funnel;
+    Producer producer;
+    TimedReceiver receiver;
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("rate-limit interval must be"));
+    QVERIFY(!QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                    &TimedReceiver::onValue, QtFastConnect::rateLimit(0ms)));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("rate-limit interval must be"));
+    QVERIFY(!QtFastConnect::connect(&funnel, &producer, SIGNAL(value(quint64)), &receiver,
+                                    SLOT(onValue(quint64)), QtFastConnect::rateLimit(-5ms)));
+    // By name, with the default interval: the rule holds there too.
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, SIGNAL(value(quint64)), &receiver,
+                                   SLOT(onValue(quint64)), QtFastConnect::RateLimitCalls));
+    QVERIFY(emitFromThread(&producer, 100));
+    QTRY_VERIFY(!receiver.values.isEmpty() && receiver.values.last() == 100);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().delivered + funnel.statistics().coalesced, 100u);
+}
+
+void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
+{
+    // The first call runs; the second waits for its 200 ms interval when its receiver is
+    // destroyed: it never runs, and is counted as discarded.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Producer producer;
+    auto *receiver = new TimedReceiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, receiver,
+                                   &TimedReceiver::onValue, QtFastConnect::rateLimit(200ms)));
+    QVERIFY(emitFromThread(&producer, 1));
+    QTRY_COMPARE(receiver->values.size(), 1);
+    QVERIFY(emitFromThread(&producer, 2, 2));
+    QTRY_COMPARE(funnel.statistics().emitted, 2u);
+    QCoreApplication::processEvents();   // the second call is parked
+    QCOMPARE(receiver->values.size(), 1);
+    delete receiver;
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().delivered, 1u);
+    QCOMPARE(funnel.statistics().discarded, 1u);
 }
 
 #include "tst_qfunnelpolicy.moc"

@@ -26,7 +26,7 @@ void tst_WorkerMonitor::runsOffscreen_data()
     QTest::newRow("queued") << QStringLiteral("queued") << false;
     QTest::newRow("funnel") << QStringLiteral("funnel") << true;
     QTest::newRow("coalesce") << QStringLiteral("coalesce") << true;
-    // Issue 14 item 5: the funnel with a rate-limited progress signal, once the demo offers it.
+    QTest::newRow("ratelimit") << QStringLiteral("ratelimit") << true;
 }
 
 void tst_WorkerMonitor::runsOffscreen()
