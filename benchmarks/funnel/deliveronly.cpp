@@ -34,7 +34,7 @@ int deliverOnly(const char *pathArg, const char *callsArg)
     if (!connectPath(path, pool, 0, &receiver))
         return 2;
     // The warm-up is in both of callgrind-per-call.sh's runs, so it cancels out of their
-    // difference: beyond the funnel's default capacity (16,384 calls), so that both runs have
+    // difference: beyond the funnel's default capacity (65,536 calls), so that both runs have
     // carved every pool page they will use before the measured calls start.
     runRound(pool, receiver, DeliverWarmupCalls);
     runRound(pool, receiver, calls);

@@ -52,15 +52,19 @@ using namespace QtFastConnectPrivate;
 
 /*!
     \variable QFunnel::DefaultCapacity
-    The capacity of a new funnel: 16,384 calls.
+    The capacity of a new funnel: 65,536 calls.
 
-    Chosen as about one frame of receiver time: at 1 µs per slot (a realistic model update in a
-    GUI), 16,384 pending calls are 16 ms of work for the receiver's thread, so that a producer
-    flood can delay the thread's other events by at most about a frame's worth of backlog, and
-    drains in about that time once the producers stop. With trivial slots it is about a
-    millisecond of work, and about 1 MiB of pending calls for small arguments. Slower slots
-    want a smaller capacity (setCapacity()); a receiver that takes calls in bursts far apart
-    may want a larger one.
+    What keeps a receiver's thread responsive under a flood is not the capacity but the
+    delivery pass's time budget (1 ms): however many calls are pending, the thread's paint,
+    input and timer events wait at most about two passes. The capacity bounds the memory and the
+    backlog, and it has to cover the time producer threads are not scheduled: with trivial slots
+    the receiver's thread takes 10 to 15 million calls per second, and a funnel of 16,384 calls
+    (a frame of work at 1 µs per slot) then runs dry within a scheduler time slice, which cost a
+    third of the throughput on 2 cores (benchmarks/responsiveness). 65,536 calls are about
+    5 ms of trivial slots, or 65 ms of 1 µs slots: under such a flood, a result waits up to that
+    long in the funnel, and that is how long the backlog takes to drain once the producers stop.
+    A receiver whose slots are slow, or that wants its results sooner, sets a smaller capacity
+    (setCapacity(); 4,096 keeps the same frame rate with a 1 µs slot and drains in about 4 ms).
 */
 
 QFunnelPrivate::QFunnelPrivate() : core(new QFunnelCore) { }
@@ -116,7 +120,7 @@ QFunnel *QFunnel::globalInstance()
     \property QFunnel::capacity
     \brief how many calls may be pending at once: emitted but not yet run or dropped.
 
-    The default is DefaultCapacity (16,384 calls). A value below 1 is refused with a warning and
+    The default is DefaultCapacity (65,536 calls). A value below 1 is refused with a warning and
     leaves the capacity unchanged. Lowering the capacity below the number of pending calls is
     allowed: producers then wait until enough calls have run. Any thread may read or set it.
 */

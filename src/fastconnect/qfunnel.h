@@ -19,7 +19,7 @@ class Q_FASTCONNECT_EXPORT QFunnel : public QObject
     Q_PROPERTY(OverflowPolicy overflowPolicy READ overflowPolicy WRITE setOverflowPolicy)
     Q_PROPERTY(int blockTimeout READ blockTimeout WRITE setBlockTimeout)
 public:
-    static constexpr qsizetype DefaultCapacity = 16384;
+    static constexpr qsizetype DefaultCapacity = 65536;
 
     enum class OverflowPolicy { Block, DropNewest, DropOldest };
     Q_ENUM(OverflowPolicy)

@@ -148,7 +148,7 @@ void tst_Plugin::loadAndDeliver()
             reinterpret_cast<PluginDestroyReceiver>(dlsym(m_plugin, "qfcPluginDestroyReceiver"));
     QVERIFY(createReceiver && startProducers && results && finish && destroyReceiver);
 
-    // More calls than the funnel's default capacity (16,384): producers wait for this thread.
+    // More calls than the funnel's default capacity (65,536): producers wait for this thread.
     constexpr int Producers = 4;
     constexpr int CallsEach = 30000;   // a multiple of the plugin's three paths
     constexpr qint64 Total = qint64(Producers) * CallsEach;

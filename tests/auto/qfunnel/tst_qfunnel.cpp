@@ -33,11 +33,11 @@ void tst_QFunnel::defaults()
 {
     QFunnel funnel;
     QCOMPARE(funnel.capacity(), QFunnel::DefaultCapacity);
-    QCOMPARE(funnel.capacity(), 16384);
+    QCOMPARE(funnel.capacity(), 65536);
     QCOMPARE(funnel.pendingCalls(), 0);
     QCOMPARE(funnel.droppedCalls(), 0u);
     QCOMPARE(funnel.overCapacityCalls(), 0u);
-    QCOMPARE(funnel.property("capacity").toLongLong(), 16384);
+    QCOMPARE(funnel.property("capacity").toLongLong(), 65536);
 }
 
 void tst_QFunnel::globalInstanceIsShared()
