@@ -38,7 +38,8 @@ int deliverOnly(const char *pathArg, const char *callsArg)
     // carved every pool page they will use before the measured calls start.
     runRound(pool, receiver, DeliverWarmupCalls);
     runRound(pool, receiver, calls);
-    if (receiver.count != calls + DeliverWarmupCalls || receiver.sum != pool.emittedSum() || receiver.outOfOrder) {
+    if (receiver.count != calls + DeliverWarmupCalls || receiver.sum != pool.emittedSum()
+        || receiver.outOfOrder) {
         std::fprintf(stderr, "%s: %llu of %llu calls arrived, checksum %s, %llu out of order\n",
                      pathName(path), static_cast<unsigned long long>(receiver.count),
                      static_cast<unsigned long long>(calls + DeliverWarmupCalls),

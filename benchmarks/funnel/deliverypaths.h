@@ -25,8 +25,8 @@ enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued, FunnelInvoke };
 struct PathInfo
 {
     Path path;
-    const char *arg;     // --deliver name, and the series name in the CSV output
-    const char *label;   // table label
+    const char *arg; // --deliver name, and the series name in the CSV output
+    const char *label; // table label
 };
 
 // In the order the one-producer table shows them.
@@ -76,7 +76,7 @@ class Receiver : public QObject
 {
     Q_OBJECT
 public:
-    explicit Receiver(int producers) : m_next(size_t(producers), 0) { }
+    explicit Receiver(int producers) : m_next(size_t(producers), 0) {}
 
     // Runs in the main thread, except for Qt::DirectConnection (then in the one producer).
     void onValue(quint64 v)
@@ -94,7 +94,7 @@ public:
     quint64 sum = 0;
     quint64 outOfOrder = 0;
     quint64 target = 0;
-    QEventLoop *loop = nullptr;   // null: the slot runs in the producer, nobody waits in a loop
+    QEventLoop *loop = nullptr; // null: the slot runs in the producer, nobody waits in a loop
 
 private:
     std::vector<quint64> m_next;
@@ -121,7 +121,7 @@ public:
     {
         m_quit.store(true, std::memory_order_relaxed);
         for (auto &w : m_workers)
-            w->go.release();   // the semaphore publishes m_quit
+            w->go.release(); // the semaphore publishes m_quit
         for (auto &w : m_workers)
             w->thread->wait();
     }
@@ -133,14 +133,14 @@ public:
     // connection paths), or call / invoke the receiver themselves. Set it between rounds.
     void setPath(Path path, Receiver *receiver)
     {
-        m_path = path;   // published by the next go.release()
+        m_path = path; // published by the next go.release()
         m_receiver = receiver;
     }
 
     // Each producer emits callsEach values; returns at once.
     void startRound(quint64 callsEach)
     {
-        m_callsEach = callsEach;   // published by go.release()
+        m_callsEach = callsEach; // published by go.release()
         for (auto &w : m_workers)
             w->go.release();
     }
@@ -183,7 +183,7 @@ private:
                 emitAll<Path::FunnelInvoke>(w);
                 break;
             default:
-                emitAll<Path::Queued>(w);   // through the Sender's signal, whatever connects it
+                emitAll<Path::Queued>(w); // through the Sender's signal, whatever connects it
                 break;
             }
             m_done.release();
@@ -191,7 +191,8 @@ private:
     }
 
     // One loop per way of calling, so that the loop body has no branch on the path.
-    template <Path P> void emitAll(Worker *w)
+    template<Path P>
+    void emitAll(Worker *w)
     {
         const quint64 n = m_callsEach;
         Receiver *receiver = m_receiver;
@@ -234,8 +235,7 @@ inline bool connectPath(Path path, ProducerPool &pool, int producer, Receiver *r
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
                                      Qt::QueuedConnection));
     case Path::Funnel:
-        return bool(QtFastConnect::connect(sender, &Sender::value, receiver,
-                                           &Receiver::onValue));
+        return bool(QtFastConnect::connect(sender, &Sender::value, receiver, &Receiver::onValue));
     case Path::Direct:
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
                                      Qt::DirectConnection));

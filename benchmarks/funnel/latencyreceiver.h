@@ -50,8 +50,8 @@ public:
     int count = 0;
     int negative = 0;
     int target = 0;
-    std::vector<qint64> delaysNs;   // measured calls only, in arrival order
-    QSemaphore received;            // one per call, for the producer's one-in-flight pacing
+    std::vector<qint64> delaysNs; // measured calls only, in arrival order
+    QSemaphore received; // one per call, for the producer's one-in-flight pacing
     QEventLoop *loop = nullptr;
 };
 

@@ -122,7 +122,7 @@ void tst_BenchFunnel::oneProducer()
         receiver.loop = &loop;
     ProducerPool pool(1);
     QVERIFY(connectPath(Path(path), pool, 0, &receiver));
-    runRound(pool, receiver, CallsPerIteration);   // warm-up
+    runRound(pool, receiver, CallsPerIteration); // warm-up
 
     Measurement m;
     QBENCHMARK {
@@ -148,8 +148,7 @@ void tst_BenchFunnel::throughput_data()
     QTest::addColumn<int>("path");
     for (int producers : { 1, 4, 32 }) {
         for (Path path : { Path::Queued, Path::Funnel }) {
-            QTest::addRow("%d producer%s, %s", producers, producers == 1 ? "" : "s",
-                          pathName(path))
+            QTest::addRow("%d producer%s, %s", producers, producers == 1 ? "" : "s", pathName(path))
                     << producers << int(path);
         }
     }
@@ -368,8 +367,8 @@ void tst_BenchFunnel::printThroughput() const
         const QByteArray ratio = queued > 0 && funnel > 0
                 ? QByteArray::number(funnel / queued, 'f', 2) + "x"
                 : QByteArray("-");
-        qInfo("%9d  %20s  %16s  %9s", producers, cell(queued).constData(),
-              cell(funnel).constData(), ratio.constData());
+        qInfo("%9d  %20s  %16s  %9s", producers, cell(queued).constData(), cell(funnel).constData(),
+              ratio.constData());
         for (Path path : { Path::Queued, Path::Funnel }) {
             if (const double r = rate(row, path); r > 0)
                 BenchCsv::write("producers", pathInfo(path).arg, producers, 8, "calls_per_s", r);
@@ -382,7 +381,8 @@ void tst_BenchFunnel::printLatency() const
     if (m_latency.empty())
         return;
     qInfo("Idle latency in µs, emission to slot, measured in this run (one call in flight, "
-          "%d-%d µs apart)", LatencyMinGapUs, LatencyMaxGapUs);
+          "%d-%d µs apart)",
+          LatencyMinGapUs, LatencyMaxGapUs);
     qInfo("%-20s  %6s  %8s  %8s  %8s  %8s", "", "calls", "median", "p90", "p99", "max");
     for (const auto &[path, l] : m_latency) {
         qInfo("%-20s  %6d  %8.1f  %8.1f  %8.1f  %8.1f", pathName(path), l.calls, l.medianUs,

@@ -55,7 +55,7 @@ enum class Scheme { Ceiling, Qt, TbbQueued, TbbRelay, Funnel };
 struct SchemeInfo
 {
     Scheme scheme;
-    const char *arg;     // series name in the CSV output
+    const char *arg; // series name in the CSV output
     const char *label;
 };
 
@@ -144,7 +144,7 @@ class HashWorker : public QObject
 {
     Q_OBJECT
 public:
-    explicit HashWorker(const Workload &workload) : m_workload(workload) { }
+    explicit HashWorker(const Workload &workload) : m_workload(workload) {}
 
 public Q_SLOTS:
     void hashTask(int task) { Q_EMIT result(m_workload.hash(task)); }
@@ -215,14 +215,14 @@ private:
         }
     }
 
-    std::vector<std::thread> m_threads;   // plain threads: workers need no event loop
+    std::vector<std::thread> m_threads; // plain threads: workers need no event loop
     std::function<void(int)> m_body;
     std::mutex m_lock;
     std::condition_variable m_wake;
     std::condition_variable m_finished;
-    quint64 m_pass = 0;    // guarded by m_lock
-    int m_running = 0;     // guarded by m_lock
-    bool m_quit = false;   // guarded by m_lock
+    quint64 m_pass = 0; // guarded by m_lock
+    int m_running = 0; // guarded by m_lock
+    bool m_quit = false; // guarded by m_lock
 };
 
 // One row: a scheme set up for a number of threads and a block size, able to run passes.
@@ -304,7 +304,7 @@ public:
             for (int t = 0; t < m_tasks; ++t)
                 m_taskQueue.push(t);
             for (int i = 0; i < m_threads; ++i)
-                m_taskQueue.push(-1);   // one end-of-pass marker per worker
+                m_taskQueue.push(-1); // one end-of-pass marker per worker
             break;
         default:
             m_pool->startPass();
@@ -320,7 +320,7 @@ public:
             if (m_sink.tally.count < m_sink.target)
                 m_loop.exec();
             if (m_sink.tally.count != m_sink.target)
-                return false;   // stalled: the workers may still be blocked, leave them be
+                return false; // stalled: the workers may still be blocked, leave them be
         }
         if (m_pool)
             m_pool->waitPass();
@@ -395,7 +395,7 @@ private:
     std::mutex m_foldLock;
     Tally m_folded;
 
-    std::vector<HashWorker *> m_qtWorkers;   // each deleted in its thread when it finishes
+    std::vector<HashWorker *> m_qtWorkers; // each deleted in its thread when it finishes
     std::vector<std::unique_ptr<QThread>> m_qtThreads;
 };
 
@@ -425,7 +425,8 @@ static const int BlockSizes[] = { 256, 1024, 16 * 1024, 100 * 1024 };
 
 static QByteArray sizeName(int bytes)
 {
-    return bytes >= 1024 ? QByteArray::number(bytes / 1024) + "KiB" : QByteArray::number(bytes) + "B";
+    return bytes >= 1024 ? QByteArray::number(bytes / 1024) + "KiB"
+                         : QByteArray::number(bytes) + "B";
 }
 
 void tst_BenchManyProducers::results_data()

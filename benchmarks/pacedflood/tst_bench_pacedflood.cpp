@@ -96,7 +96,7 @@ void tst_BenchPacedFlood::pacedTimerLateness()
 
     std::atomic<bool> stop { false };
     std::atomic<int> finished { 0 };
-    std::array<quint64, Producers> emitted {};   // each written by its producer only
+    std::array<quint64, Producers> emitted {}; // each written by its producer only
     std::array<quint64, Producers> emittedSum {};
     std::vector<std::unique_ptr<QThread>> threads;
     for (int p = 0; p < Producers; ++p) {
@@ -116,14 +116,14 @@ void tst_BenchPacedFlood::pacedTimerLateness()
             }
             emitted[size_t(p)] = n;
             emittedSum[size_t(p)] = sum;
-            finished.fetch_add(1, std::memory_order_release);   // publishes emitted[p]
+            finished.fetch_add(1, std::memory_order_release); // publishes emitted[p]
         }));
     }
 
     QEventLoop loop;
     std::vector<double> latenessMs;
     QElapsedTimer sinceLastTick;
-    QTimer ticker;   // the GUI stand-in
+    QTimer ticker; // the GUI stand-in
     ticker.setTimerType(Qt::PreciseTimer);
     ticker.setInterval(TimerIntervalMs);
     QObject::connect(&ticker, &QTimer::timeout, [&] {

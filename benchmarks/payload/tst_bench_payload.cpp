@@ -56,8 +56,8 @@ public:
 
     static qint64 now()
     {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       Clock::now().time_since_epoch()).count();
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+                .count();
     }
     void onRef(const Msg &m)
     {
@@ -86,10 +86,14 @@ Q_DECLARE_METATYPE(Path)
 static const char *pathTag(Path p)
 {
     switch (p) {
-    case Path::QtQueued: return "qt-queued";
-    case Path::FunnelConstRef: return "funnel-const-ref";
-    case Path::FunnelMove: return "funnel-move";
-    case Path::Invoke: return "invoke";
+    case Path::QtQueued:
+        return "qt-queued";
+    case Path::FunnelConstRef:
+        return "funnel-const-ref";
+    case Path::FunnelMove:
+        return "funnel-move";
+    case Path::Invoke:
+        return "invoke";
     }
     return "?";
 }
@@ -114,12 +118,16 @@ private Q_SLOTS:
     void cleanupTestCase();
 
 private:
-    struct Latency { qint64 median; qint64 p99; };
+    struct Latency
+    {
+        qint64 median;
+        qint64 p99;
+    };
     Latency latency(Path path);
 
     QThread m_thread;
     Receiver *m_receiver = nullptr;
-    std::map<QByteArray, qint64> m_payloadNs;  // tag → median ns per message
+    std::map<QByteArray, qint64> m_payloadNs; // tag → median ns per message
     std::map<Path, Latency> m_latency;
 };
 
@@ -220,7 +228,8 @@ void tst_BenchPayload::payload()
         const qint64 elapsed = m_receiver->arrivedNs - start;
         // Let the receiver's thread finish the call (and free what it holds) first, so that no
         // message finds it busy.
-        QMetaObject::invokeMethod(m_receiver, [] {}, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+                m_receiver, [] {}, Qt::BlockingQueuedConnection);
         return elapsed;
     };
     for (int i = 0; i < messages; ++i) {
@@ -254,8 +263,8 @@ tst_BenchPayload::Latency tst_BenchPayload::latency(Path path)
                          Qt::QueuedConnection);
     else if (path == Path::FunnelConstRef)
         QtFastConnect::connect(&sender, &Sender::stamp, m_receiver, &Receiver::onStamp);
-    QMetaObject::invokeMethod(m_receiver, [r = m_receiver] { r->delaysNs.clear(); },
-                              Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+            m_receiver, [r = m_receiver] { r->delaysNs.clear(); }, Qt::BlockingQueuedConnection);
     for (int i = 0; i < Emissions; ++i) {
         if (path == Path::Invoke)
             QtFastConnect::invoke(m_receiver, &Receiver::onStamp, Clock::now());
@@ -265,8 +274,9 @@ tst_BenchPayload::Latency tst_BenchPayload::latency(Path path)
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     std::vector<qint64> d;
-    QMetaObject::invokeMethod(m_receiver, [&d, r = m_receiver] { d = std::move(r->delaysNs); },
-                              Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+            m_receiver, [&d, r = m_receiver] { d = std::move(r->delaysNs); },
+            Qt::BlockingQueuedConnection);
     std::sort(d.begin(), d.end());
     const Latency l { d[d.size() / 2], d[(d.size() * 99) / 100] };
     m_latency[path] = l;

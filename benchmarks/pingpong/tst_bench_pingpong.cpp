@@ -108,7 +108,7 @@ void tst_BenchPingPong::roundTrip()
     }
     thread.start();
 
-    QTimer watchdog;   // a lost ball fails the row instead of hanging it
+    QTimer watchdog; // a lost ball fails the row instead of hanging it
     watchdog.setSingleShot(true);
     QObject::connect(&watchdog, &QTimer::timeout, &loop, &QEventLoop::quit);
     watchdog.start(TimeoutMs);

@@ -43,13 +43,13 @@
 #include <QtTest/qtest.h>
 
 #if defined(Q_OS_LINUX)
-#  include <pthread.h>
-#  include <sched.h>
-#  define HAVE_THREAD_AFFINITY
+#include <pthread.h>
+#include <sched.h>
+#define HAVE_THREAD_AFFINITY
 #endif
 #if __has_include(<dlfcn.h>)
-#  include <dlfcn.h>
-#  define HAVE_DLADDR
+#include <dlfcn.h>
+#define HAVE_DLADDR
 #endif
 
 #include <algorithm>
@@ -67,8 +67,8 @@
 
 enum class Allocator { Malloc, SingleThreaded, SharedPool, MultiPool, MultiThreaded, HandOff };
 static constexpr Allocator AllAllocators[] = {
-    Allocator::Malloc,     Allocator::SingleThreaded, Allocator::SharedPool,
-    Allocator::MultiPool,  Allocator::MultiThreaded,  Allocator::HandOff,
+    Allocator::Malloc,    Allocator::SingleThreaded, Allocator::SharedPool,
+    Allocator::MultiPool, Allocator::MultiThreaded,  Allocator::HandOff,
 };
 
 enum class Section { SingleThread, ThreadPerCpu, CrossThread };
@@ -157,7 +157,7 @@ static inline void cpuRelax()
 }
 
 // Spins briefly, then yields: the machine has few cores and may be busy with other work.
-template <typename Predicate>
+template<typename Predicate>
 static void spinUntil(Predicate done)
 {
     for (int spins = 0; !done(); ++spins) {
@@ -177,14 +177,14 @@ static qint64 nowNs()
 
 // The allocators, behind one static interface. `objects` is the hand-off's preallocated slot
 // memory; the allocators ignore it.
-template <int Size>
+template<int Size>
 struct MallocPolicy
 {
     static void *allocate(char *, int) { return std::malloc(Size); }
     static void deallocate(void *p) { std::free(p); }
 };
 
-template <int Size, QPoolThreadModel Model>
+template<int Size, QPoolThreadModel Model>
 struct PoolPolicy
 {
     using Pool = QPoolAllocator<std::size_t(Size), Model>;
@@ -192,11 +192,11 @@ struct PoolPolicy
     static void deallocate(void *p) { Pool::deallocate(p, Size); }
 };
 
-template <int Size>
+template<int Size>
 struct HandOffPolicy
 {
     static void *allocate(char *objects, int i) { return objects + std::size_t(i) * Size; }
-    static void deallocate(void *) { }
+    static void deallocate(void *) {}
 };
 
 // Every chunk's first word carries its index in the batch, written when it is handed out and
@@ -217,7 +217,7 @@ static quint64 expectedSum(int batch, quint64 batches)
 }
 
 // One iteration of the single-thread pattern: returns the payload sum.
-template <typename A>
+template<typename A>
 static quint64 runPattern(void **ptrs, int batch)
 {
     quint64 sum = 0;
@@ -243,16 +243,15 @@ static quint64 runPattern(void **ptrs, int batch)
 struct HandOffRing
 {
     HandOffRing(int batchSize, int chunkSize)
-        : batch(batchSize),
-          pointers(std::size_t(RingSlots) * std::size_t(batchSize)),
+        : batch(batchSize), pointers(std::size_t(RingSlots) * std::size_t(batchSize)),
           objects(new char[std::size_t(RingSlots) * std::size_t(batchSize)
                            * std::size_t(chunkSize)]),
           objectBytesPerSlot(std::size_t(batchSize) * std::size_t(chunkSize))
-    { }
+    {}
 
     const int batch;
-    std::vector<void *> pointers;         // slot s: [s * batch, (s + 1) * batch)
-    std::unique_ptr<char[]> objects;      // the hand-off row's "chunks"
+    std::vector<void *> pointers; // slot s: [s * batch, (s + 1) * batch)
+    std::unique_ptr<char[]> objects; // the hand-off row's "chunks"
     const std::size_t objectBytesPerSlot;
     // Batches produced and consumed so far; each written by one side only.
     alignas(64) std::atomic<quint64> produced { 0 };
@@ -260,7 +259,7 @@ struct HandOffRing
     char padding[64 - sizeof(std::atomic<quint64>)];
 };
 
-template <typename A>
+template<typename A>
 static void produce(HandOffRing &ring, int batches)
 {
     const int batch = ring.batch;
@@ -283,7 +282,7 @@ static void produce(HandOffRing &ring, int batches)
     }
 }
 
-template <typename A>
+template<typename A>
 static quint64 consume(HandOffRing &ring, int batches)
 {
     const int batch = ring.batch;
@@ -316,13 +315,13 @@ struct Kernels
     ConsumeFn consume = nullptr;
 };
 
-template <typename A>
+template<typename A>
 static Kernels kernelsOf()
 {
     return { &runPattern<A>, &produce<A>, &consume<A> };
 }
 
-template <int Size>
+template<int Size>
 static Kernels kernelsFor(Allocator a)
 {
     switch (a) {
@@ -411,7 +410,7 @@ public:
     }
     ~Crew()
     {
-        m_quit = true;   // published by the semaphores
+        m_quit = true; // published by the semaphores
         for (Slot &s : m_slots)
             s.go.release();
         for (Slot &s : m_slots)
@@ -421,7 +420,7 @@ public:
     // One round; returns its duration in ns.
     qint64 round()
     {
-        m_arrived.store(0, std::memory_order_relaxed);   // published by the semaphores
+        m_arrived.store(0, std::memory_order_relaxed); // published by the semaphores
         for (Slot &s : m_slots)
             s.go.release();
         m_done.acquire(int(m_slots.size()));
@@ -491,7 +490,7 @@ private:
     void printTable() const;
     void writeCsv() const;
 
-    using Key = std::tuple<Section, int, int>;   // section, chunk size, batch size
+    using Key = std::tuple<Section, int, int>; // section, chunk size, batch size
     // Per invocation of a row, the time of each iteration (PairsPerIteration pairs). QTest
     // invokes a row with 1, 2, 4, ... iterations until they take long enough (then once more
     // per -median N).
@@ -526,8 +525,7 @@ void tst_BenchPoolAllocator::record(Section section, Allocator a, int chunk, int
     m_samples[Key(section, chunk, batch)][a].push_back(std::move(iterationNs));
 }
 
-double tst_BenchPoolAllocator::nsPerPair(const Key &key, Allocator a,
-                                         qsizetype *iterations) const
+double tst_BenchPoolAllocator::nsPerPair(const Key &key, Allocator a, qsizetype *iterations) const
 {
     const auto row = m_samples.find(key);
     if (row == m_samples.end())
@@ -549,8 +547,8 @@ double tst_BenchPoolAllocator::nsPerPair(const Key &key, Allocator a,
         *iterations = qsizetype(times.size());
     std::sort(times.begin(), times.end());
     const std::size_t n = times.size();
-    const double median = n % 2 ? double(times[n / 2])
-                                : (double(times[n / 2 - 1]) + double(times[n / 2])) / 2;
+    const double median =
+            n % 2 ? double(times[n / 2]) : (double(times[n / 2 - 1]) + double(times[n / 2])) / 2;
     return median / PairsPerIteration;
 }
 
@@ -608,10 +606,10 @@ void tst_BenchPoolAllocator::threadPerCpu()
     Crew crew(threads, [&](int i) {
         sums[std::size_t(i)] += k.pattern(ptrs[std::size_t(i)].data(), batch);
     });
-    crew.round();   // warm-up: each thread's arena and pages
+    crew.round(); // warm-up: each thread's arena and pages
     quint64 rounds = 1;
 
-    std::vector<qint64> times;   // for PairsPerIteration pairs per thread
+    std::vector<qint64> times; // for PairsPerIteration pairs per thread
     QBENCHMARK {
         times.push_back(crew.round());
         ++rounds;
@@ -645,7 +643,7 @@ void tst_BenchPoolAllocator::crossThread()
         else
             sum += k.consume(ring, batches);
     });
-    crew.round();   // warm-up: the producer's arena, the ring's cache lines
+    crew.round(); // warm-up: the producer's arena, the ring's cache lines
     quint64 rounds = 1;
 
     std::vector<qint64> times;
@@ -709,7 +707,7 @@ void tst_BenchPoolAllocator::printTable() const
         const char *label = section == Section::SingleThread ? "1 thread"
                 : section == Section::ThreadPerCpu           ? "per CPU"
                                                              : "cross";
-        std::map<Allocator, std::vector<double>> logs;   // for the geometric means
+        std::map<Allocator, std::vector<double>> logs; // for the geometric means
         bool any = false;
         for (int chunk : ChunkSizes) {
             for (int batch : BatchSizes) {
@@ -743,8 +741,8 @@ void tst_BenchPoolAllocator::printTable() const
         };
         // Over the rows where the column ran; the malloc ratio is meaningful when both ran
         // in every row, which is the case unless rows were filtered out.
-        QByteArray line = QByteArray(label).leftJustified(9)
-                + QByteArray("geomean").leftJustified(15);
+        QByteArray line =
+                QByteArray(label).leftJustified(9) + QByteArray("geomean").leftJustified(15);
         const double mallocMean = geomean(Allocator::Malloc);
         for (Allocator a : columns)
             line += cell(geomean(a), mallocMean, a);

@@ -34,8 +34,8 @@ using Clock = std::chrono::steady_clock;
 
 qint64 nowNs()
 {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   Clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count();
 }
 
 class Sender : public QObject
@@ -51,9 +51,9 @@ class Receiver : public QObject
 public:
     void onValue(quint64 v)
     {
-        if (slotNs > 0) {   // a slot with real work: busy, not sleeping
+        if (slotNs > 0) { // a slot with real work: busy, not sleeping
             const auto end = Clock::now() + std::chrono::nanoseconds(slotNs);
-            while (Clock::now() < end) { }
+            while (Clock::now() < end) {}
         }
         sum += v;
         // Only this thread writes; the monitor thread reads it.
@@ -82,15 +82,15 @@ protected:
 
 struct alignas(64) ProducerCount
 {
-    std::atomic<quint64> emitted { 0 };   // written by its producer only
+    std::atomic<quint64> emitted { 0 }; // written by its producer only
 };
 
 const std::array<std::pair<FloodConnection, const char *>, 5> ConnectionNames = { {
-    { FloodConnection::QtQueued, "qt-queued" },
-    { FloodConnection::Funnel, "funnel" },
-    { FloodConnection::FunnelCapacity4096, "funnel-capacity-4096" },
-    { FloodConnection::FunnelCoalesce, "funnel-coalesce" },
-    { FloodConnection::FunnelRateLimit, "funnel-rate-limit" },
+        { FloodConnection::QtQueued, "qt-queued" },
+        { FloodConnection::Funnel, "funnel" },
+        { FloodConnection::FunnelCapacity4096, "funnel-capacity-4096" },
+        { FloodConnection::FunnelCoalesce, "funnel-coalesce" },
+        { FloodConnection::FunnelRateLimit, "funnel-rate-limit" },
 } };
 
 } // namespace
@@ -116,17 +116,14 @@ std::optional<FloodConnection> floodConnectionFromName(const QByteArray &name)
 QByteArray FloodRowResult::toLine() const
 {
     return QByteArray("frames=") + QByteArray::number(frames)
-            + " median_ms=" + QByteArray::number(medianMs)
-            + " p99_ms=" + QByteArray::number(p99Ms)
+            + " median_ms=" + QByteArray::number(medianMs) + " p99_ms=" + QByteArray::number(p99Ms)
             + " max_ms=" + QByteArray::number(maxMs)
             + " calls_per_s=" + QByteArray::number(callsPerSecond, 'f', 0)
             + " emitted_per_s=" + QByteArray::number(emittedPerSecond, 'f', 0)
-            + " rss_growth_mib=" + QByteArray::number(rssGrowthMiB)
-            + " pending_at_stop=" + QByteArray::number(pendingAtStop, 'f', 0)
-            + " drain_ms=" + QByteArray::number(drainMs)
-            + " flood_ms=" + QByteArray::number(floodMs)
-            + " ceiling=" + QByteArray::number(int(ceilingHit))
-            + " drained=" + QByteArray::number(int(drained));
+            + " rss_growth_mib=" + QByteArray::number(rssGrowthMiB) + " pending_at_stop="
+            + QByteArray::number(pendingAtStop, 'f', 0) + " drain_ms=" + QByteArray::number(drainMs)
+            + " flood_ms=" + QByteArray::number(floodMs) + " ceiling="
+            + QByteArray::number(int(ceilingHit)) + " drained=" + QByteArray::number(int(drained));
 }
 
 std::optional<FloodRowResult> FloodRowResult::fromLine(const QByteArray &line)
@@ -139,11 +136,13 @@ std::optional<FloodRowResult> FloodRowResult::fromLine(const QByteArray &line)
             continue;
         const QByteArray key = field.left(eq);
         const double v = field.mid(eq + 1).toDouble();
-        double *fields[] = { &r.medianMs, &r.p99Ms, &r.maxMs, &r.callsPerSecond,
-                             &r.emittedPerSecond, &r.rssGrowthMiB, &r.pendingAtStop,
-                             &r.drainMs, &r.floodMs };
-        const char *names[] = { "median_ms", "p99_ms", "max_ms", "calls_per_s", "emitted_per_s",
-                                "rss_growth_mib", "pending_at_stop", "drain_ms", "flood_ms" };
+        double *fields[] = {
+            &r.medianMs,     &r.p99Ms,         &r.maxMs,   &r.callsPerSecond, &r.emittedPerSecond,
+            &r.rssGrowthMiB, &r.pendingAtStop, &r.drainMs, &r.floodMs
+        };
+        const char *names[] = { "median_ms",       "p99_ms",        "max_ms",
+                                "calls_per_s",     "emitted_per_s", "rss_growth_mib",
+                                "pending_at_stop", "drain_ms",      "flood_ms" };
         for (size_t i = 0; i < std::size(names); ++i) {
             if (key == names[i]) {
                 *fields[i] = v;
@@ -170,11 +169,11 @@ FloodRowResult runFloodRow(const FloodRowOptions &options)
     widget.resize(320, 240);
     widget.show();
     QTimer frameTimer;
-    frameTimer.setTimerType(Qt::PreciseTimer);   // the interval is what is measured
+    frameTimer.setTimerType(Qt::PreciseTimer); // the interval is what is measured
     QObject::connect(&frameTimer, &QTimer::timeout, &widget, qOverload<>(&QWidget::update));
     frameTimer.start(FrameIntervalMs);
     {
-        QEventLoop warmUp;   // the window exposed and painting before the flood starts
+        QEventLoop warmUp; // the window exposed and painting before the flood starts
         QTimer::singleShot(WarmUpMs, &warmUp, &QEventLoop::quit);
         warmUp.exec();
     }
@@ -217,18 +216,19 @@ FloodRowResult runFloodRow(const FloodRowOptions &options)
         threads.emplace_back(QThread::create([&, s, p] {
             quint64 n = 0;
             const quint64 tag = quint64(p) << 56;
-            while (!stop.load(std::memory_order_relaxed)) {   // no pacing at all
+            while (!stop.load(std::memory_order_relaxed)) { // no pacing at all
                 Q_EMIT s->value(tag | n);
                 counts[size_t(p)].emitted.store(++n, std::memory_order_relaxed);
             }
-            s->moveToThread(mainThread);   // destroyed there, with the array
+            s->moveToThread(mainThread); // destroyed there, with the array
         }));
         s->moveToThread(threads.back().get());
     }
 
     const bool funnel = options.connection != FloodConnection::QtQueued;
     const QFunnel *usedFunnel = options.connection == FloodConnection::FunnelCapacity4096
-            ? &ownFunnel : QFunnel::globalInstance();
+            ? &ownFunnel
+            : QFunnel::globalInstance();
     auto emitted = [&] {
         quint64 total = 0;
         for (const ProducerCount &c : counts)
@@ -271,7 +271,7 @@ FloodRowResult runFloodRow(const FloodRowOptions &options)
         deliveredAtStop = receiver.delivered.load(std::memory_order_relaxed);
         emittedAtStop = emitted();
         for (auto &t : threads)
-            t->wait();   // a funnel producer may first wait for room; the GUI thread makes it
+            t->wait(); // a funnel producer may first wait for room; the GUI thread makes it
         const qint64 stoppedNs = nowNs();
         result.pendingAtStop = pending();
         qint64 drainedNs = 0;

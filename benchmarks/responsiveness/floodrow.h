@@ -15,11 +15,11 @@
 // thread, unpaced, for a fixed time; then they stop and the backlog drains.
 
 enum class FloodConnection {
-    QtQueued,             // Qt::QueuedConnection
-    Funnel,               // QtFastConnect::connect(), the global funnel at its defaults
-    FunnelCapacity4096,   // a QFunnel of its own, setCapacity(4096)
-    FunnelCoalesce,       // the global funnel, QtFastConnect::CoalesceCalls
-    FunnelRateLimit,      // the global funnel, QtFastConnect::RateLimitCalls (16 ms)
+    QtQueued, // Qt::QueuedConnection
+    Funnel, // QtFastConnect::connect(), the global funnel at its defaults
+    FunnelCapacity4096, // a QFunnel of its own, setCapacity(4096)
+    FunnelCoalesce, // the global funnel, QtFastConnect::CoalesceCalls
+    FunnelRateLimit, // the global funnel, QtFastConnect::RateLimitCalls (16 ms)
 };
 
 QByteArray floodConnectionName(FloodConnection connection);
@@ -28,27 +28,27 @@ std::optional<FloodConnection> floodConnectionFromName(const QByteArray &name);
 struct FloodRowOptions
 {
     FloodConnection connection = FloodConnection::Funnel;
-    qint64 slotNs = 0;          // busy time of each slot call
+    qint64 slotNs = 0; // busy time of each slot call
     int floodMs = 5000;
-    QString framesFile;         // if set: every frame appended as "series,slot_us,t_ms,interval_ms"
+    QString framesFile; // if set: every frame appended as "series,slot_us,t_ms,interval_ms"
 };
 
 struct FloodRowResult
 {
-    int frames = 0;             // painted during the flood
-    double medianMs = 0;        // paint-to-paint interval during the flood (the first paint
-    double p99Ms = 0;           // after it included, so that a freeze across its end counts)
+    int frames = 0; // painted during the flood
+    double medianMs = 0; // paint-to-paint interval during the flood (the first paint
+    double p99Ms = 0; // after it included, so that a freeze across its end counts)
     double maxMs = 0;
-    double callsPerSecond = 0;  // delivered during the flood
-    double emittedPerSecond = 0;   // emitted during it (more than delivered: coalesced, queued)
-    double rssGrowthMiB = 0;    // peak RSS (VmHWM) minus RSS before the flood
-    double pendingAtStop = 0;   // once every producer has stopped
-    double drainMs = 0;         // from then until nothing was pending
-    double floodMs = 0;         // as run: shorter if the memory ceiling ended it
+    double callsPerSecond = 0; // delivered during the flood
+    double emittedPerSecond = 0; // emitted during it (more than delivered: coalesced, queued)
+    double rssGrowthMiB = 0; // peak RSS (VmHWM) minus RSS before the flood
+    double pendingAtStop = 0; // once every producer has stopped
+    double drainMs = 0; // from then until nothing was pending
+    double floodMs = 0; // as run: shorter if the memory ceiling ended it
     bool ceilingHit = false;
     bool drained = false;
 
-    QByteArray toLine() const;  // "key=value ..." for the parent process
+    QByteArray toLine() const; // "key=value ..." for the parent process
     static std::optional<FloodRowResult> fromLine(const QByteArray &line);
 };
 

@@ -35,7 +35,7 @@
 #include <cstdio>
 #include <memory>
 
-static const char RowVariable[] = "QTFC_RESPONSIVENESS_ROW";   // "<connection>,<slot ns>"
+static const char RowVariable[] = "QTFC_RESPONSIVENESS_ROW"; // "<connection>,<slot ns>"
 static const char FramesVariable[] = "QTFC_RESPONSIVENESS_FRAMES";
 static constexpr int Producers = 8;
 
@@ -77,10 +77,10 @@ void tst_BenchResponsiveness::unpacedFlood_data()
     QTest::addColumn<QByteArray>("connection");
     QTest::addColumn<qint64>("slotNs");
     for (qint64 slotNs : { 0, 1000 }) {
-        for (FloodConnection c : { FloodConnection::QtQueued, FloodConnection::Funnel,
-                                   FloodConnection::FunnelCapacity4096,
-                                   FloodConnection::FunnelCoalesce,
-                                   FloodConnection::FunnelRateLimit }) {
+        for (FloodConnection c :
+             { FloodConnection::QtQueued, FloodConnection::Funnel,
+               FloodConnection::FunnelCapacity4096, FloodConnection::FunnelCoalesce,
+               FloodConnection::FunnelRateLimit }) {
             const QByteArray name = floodConnectionName(c);
             QTest::addRow("%s/slot %lld us", name.constData(), slotNs / 1000) << name << slotNs;
         }
@@ -128,7 +128,7 @@ void tst_BenchResponsiveness::unpacedFlood()
     const FloodRowResult &r = run.repetitions.constFirst();
     const QByteArray seriesName = connection + (m_busy ? "+busy" : "");
     const char *series = seriesName.constData();
-    const int bytes = int(slotNs);   // the CSV's size column carries the slot cost (ns)
+    const int bytes = int(slotNs); // the CSV's size column carries the slot cost (ns)
     BenchCsv::write("responsiveness", series, Producers, bytes, "frames", r.frames);
     BenchCsv::write("responsiveness", series, Producers, bytes, "median_ms", r.medianMs);
     BenchCsv::write("responsiveness", series, Producers, bytes, "p99_ms", r.p99Ms);
@@ -137,8 +137,7 @@ void tst_BenchResponsiveness::unpacedFlood()
     BenchCsv::write("responsiveness", series, Producers, bytes, "emitted_per_s",
                     r.emittedPerSecond);
     BenchCsv::write("responsiveness", series, Producers, bytes, "rss_growth_mib", r.rssGrowthMiB);
-    BenchCsv::write("responsiveness", series, Producers, bytes, "pending_at_stop",
-                    r.pendingAtStop);
+    BenchCsv::write("responsiveness", series, Producers, bytes, "pending_at_stop", r.pendingAtStop);
     BenchCsv::write("responsiveness", series, Producers, bytes, "drain_ms", r.drainMs);
     BenchCsv::write("responsiveness", series, Producers, bytes, "flood_ms", r.floodMs);
     BenchCsv::write("responsiveness", series, Producers, bytes, "ceiling", r.ceilingHit);
@@ -160,9 +159,9 @@ void tst_BenchResponsiveness::cleanupTestCase()
                 "timer%s; peak RSS growth from VmHWM; Qt's producers stop at +1 GiB "
                 "(\"ceiling\")\n\n",
                 Producers, m_floodMs, m_busy ? ", one busy process competing" : "");
-    std::printf("%-22s %5s %7s %9s %8s %9s %11s %11s %8s %10s %9s  %s\n", "connection",
-                "slot", "frames", "median ms", "p99 ms", "worst ms", "delivered/s", "emitted/s",
-                "RSS MiB", "pending", "drain ms", "");
+    std::printf("%-22s %5s %7s %9s %8s %9s %11s %11s %8s %10s %9s  %s\n", "connection", "slot",
+                "frames", "median ms", "p99 ms", "worst ms", "delivered/s", "emitted/s", "RSS MiB",
+                "pending", "drain ms", "");
     for (const RowRun &run : std::as_const(m_runs)) {
         for (int i = 0; i < run.repetitions.size(); ++i) {
             const FloodRowResult &r = run.repetitions.at(i);
@@ -170,10 +169,9 @@ void tst_BenchResponsiveness::cleanupTestCase()
                         "  %s\n",
                         i == 0 ? run.series.constData() : "", run.slotNs / 1000, r.frames,
                         r.medianMs, r.p99Ms, r.maxMs, r.callsPerSecond, r.emittedPerSecond,
-                        r.rssGrowthMiB,
-                        r.pendingAtStop, r.drainMs,
-                        r.ceilingHit ? qPrintable(QStringLiteral("ceiling after %1 ms")
-                                                          .arg(r.floodMs, 0, 'f', 0))
+                        r.rssGrowthMiB, r.pendingAtStop, r.drainMs,
+                        r.ceilingHit ? qPrintable(
+                                QStringLiteral("ceiling after %1 ms").arg(r.floodMs, 0, 'f', 0))
                                      : "");
         }
         if (run.repetitions.size() > 1) {

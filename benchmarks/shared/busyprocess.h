@@ -21,7 +21,7 @@ public:
         if (m_pid == 0) {
             // The child of a multi-threaded parent may only run async-signal-safe code: a bare
             // loop is that, and it never returns into the parent's code.
-            for (volatile unsigned long n = 0;; n = n + 1) { }
+            for (volatile unsigned long n = 0;; n = n + 1) {}
         }
     }
     ~BusyProcess()

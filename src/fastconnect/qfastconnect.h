@@ -34,15 +34,17 @@ class ConnectionMode
 public:
     constexpr ConnectionMode(ConnectionType type) noexcept : m_bits(int(type)) {}
     constexpr ConnectionMode(ConnectionOption option) noexcept
-        : m_bits(int(FunnelConnection) | int(option)) {}
+        : m_bits(int(FunnelConnection) | int(option))
+    {}
     constexpr ConnectionMode(Qt::ConnectionType type) noexcept : m_bits(int(type)) {}
 
     constexpr int toInt() const noexcept { return m_bits; }
     constexpr bool testFlag(int flag) const noexcept { return (m_bits & flag) == flag; }
     constexpr std::chrono::milliseconds rateLimitInterval() const noexcept
     {
-        return std::chrono::milliseconds(m_intervalMs > 0 ? m_intervalMs
-                                         : m_intervalMs == 0 ? DefaultRateLimitMs : -1);
+        return std::chrono::milliseconds(m_intervalMs > 0            ? m_intervalMs
+                                                 : m_intervalMs == 0 ? DefaultRateLimitMs
+                                                                     : -1);
     }
 
     static constexpr ConnectionMode fromInt(int bits) noexcept { return ConnectionMode(bits, 0); }
@@ -51,13 +53,15 @@ public:
         // Out of int's range, or not positive: kept invalid (-1), and refused by connect().
         return ConnectionMode(int(FunnelConnection) | int(RateLimitCalls),
                               interval.count() > 0 && interval.count() <= MaxRateLimitMs
-                                      ? int(interval.count()) : -1);
+                                      ? int(interval.count())
+                                      : -1);
     }
     // The bits of both; a rate-limit interval given by either (the longer if both give one).
     constexpr ConnectionMode combinedWith(ConnectionMode other) const noexcept
     {
         const int interval = (m_intervalMs < 0 || other.m_intervalMs < 0)
-                ? -1 : (m_intervalMs > other.m_intervalMs ? m_intervalMs : other.m_intervalMs);
+                ? -1
+                : (m_intervalMs > other.m_intervalMs ? m_intervalMs : other.m_intervalMs);
         return ConnectionMode(m_bits | other.m_bits, interval);
     }
 
@@ -65,9 +69,10 @@ private:
     static constexpr int DefaultRateLimitMs = 16;
     static constexpr int MaxRateLimitMs = 3600 * 1000;
     constexpr ConnectionMode(int bits, int intervalMs) noexcept
-        : m_bits(bits), m_intervalMs(intervalMs) {}
+        : m_bits(bits), m_intervalMs(intervalMs)
+    {}
     int m_bits;
-    int m_intervalMs = 0;   // RateLimitCalls: 0 for the default, -1 for an invalid interval
+    int m_intervalMs = 0; // RateLimitCalls: 0 for the default, -1 for an invalid interval
 };
 
 // RateLimitCalls with interval instead of the default 16 ms.
@@ -77,23 +82,26 @@ constexpr ConnectionMode rateLimit(std::chrono::milliseconds interval) noexcept
 }
 
 namespace Private {
-template <typename T>
-inline constexpr bool IsModePart = std::is_same_v<T, ConnectionType>
-        || std::is_same_v<T, ConnectionOption> || std::is_same_v<T, ConnectionMode>
-        || std::is_same_v<T, Qt::ConnectionType>;
+template<typename T>
+inline constexpr bool IsModePart =
+        std::is_same_v<
+                T,
+                ConnectionType> || std::is_same_v<T, ConnectionOption> || std::is_same_v<T, ConnectionMode> || std::is_same_v<T, Qt::ConnectionType>;
 }
 
 // Found by argument-dependent lookup as soon as one operand is ours; an exact match, so it wins
 // over the built-in int operator| that two different enums would otherwise fall back to.
 #ifdef Q_QDOC
 // What qdoc documents: qdoc >= 6.11 cannot match an \fn to the constrained declaration.
-template <typename A, typename B>
+template<typename A, typename B>
 constexpr ConnectionMode operator|(A a, B b) noexcept;
 #else
-template <typename A, typename B,
-          std::enable_if_t<Private::IsModePart<A> && Private::IsModePart<B>
-                                   && !(std::is_same_v<A, Qt::ConnectionType>
-                                        && std::is_same_v<B, Qt::ConnectionType>), bool> = true>
+template<
+        typename A, typename B,
+        std::enable_if_t<
+                Private::IsModePart<
+                        A> && Private::IsModePart<B> && !(std::is_same_v<A, Qt::ConnectionType> && std::is_same_v<B, Qt::ConnectionType>),
+                bool> = true>
 constexpr ConnectionMode operator|(A a, B b) noexcept
 {
     return ConnectionMode(a).combinedWith(ConnectionMode(b));
@@ -119,30 +127,28 @@ namespace QtFastConnectPrivate {
 using QFunnelConnectFn = QMetaObject::Connection (*)(void *context);
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
-                char kind, const void *slotKey, size_t keySize, int mode,
-                QFunnelConnectFn connect, void *context);
+                char kind, const void *slotKey, size_t keySize, int mode, QFunnelConnectFn connect,
+                void *context);
 
 Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
-                                           const QObject *receiver, char kind,
-                                           const void *slotKey, size_t keySize);
+                                           const QObject *receiver, char kind, const void *slotKey,
+                                           size_t keySize);
 
 // makeSlot() creates the slot only once the connect is not refused as a duplicate.
-template <typename Func1, typename Slot, typename Stored, typename MakeSlot>
-QMetaObject::Connection connectTyped(QFunnel *funnel,
-                                     const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-                                     Func1 signal, const QObject *receiver, char kind,
-                                     const void *slotKey, size_t keySize,
-                                     QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
+template<typename Func1, typename Slot, typename Stored, typename MakeSlot>
+QMetaObject::Connection
+connectTyped(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+             Func1 signal, const QObject *receiver, char kind, const void *slotKey, size_t keySize,
+             QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
 {
     auto connect = [&]() {
-        return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(),
-                                                mode);
+        return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(), mode);
     };
     using Connect = decltype(connect);
-    return connectRecorded(sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(),
-                           receiver, kind, slotKey, keySize, mode.toInt(),
-                           [](void *context) { return (*static_cast<Connect *>(context))(); },
-                           &connect);
+    return connectRecorded(
+            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), receiver, kind,
+            slotKey, keySize, mode.toInt(),
+            [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
 }
 
 } // namespace QtFastConnectPrivate
@@ -150,7 +156,7 @@ QMetaObject::Connection connectTyped(QFunnel *funnel,
 namespace QtFastConnect {
 
 // connect(funnel, sender, &Sender::signal, receiver, &Receiver::slot)
-template <typename Func1, typename Func2>
+template<typename Func1, typename Func2>
 inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
                         QMetaObject::Connection>
 connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
@@ -166,23 +172,22 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     static_assert(QtPrivate::CheckCompatibleArguments<typename SignalType::Arguments,
                                                       typename SlotType::Arguments>::value,
                   "Signal and slot arguments are not compatible.");
-    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
-            typename QtPrivate::List_Left<typename SignalType::Arguments,
-                                          SlotType::ArgumentCount>::Value>::Type;
+    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<typename QtPrivate::List_Left<
+            typename SignalType::Arguments, SlotType::ArgumentCount>::Value>::Type;
     static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
                   "QtFastConnect::connect: every argument the slot consumes must be copyable, "
                   "because the funnel stores a copy until the receiver's thread runs the slot; "
                   "queue a move-only value with QtFastConnect::invoke(receiver, &Receiver::slot, "
                   "std::move(value)) instead.");
-    using Slot = QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored,
-                                                         typename SlotType::Arguments>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot), mode,
-            [&] { return new Slot(slot); });
+    using Slot =
+            QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(funnel, sender, signal, receiver,
+                                                                   'P', &slot, sizeof(slot), mode,
+                                                                   [&] { return new Slot(slot); });
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
-template <typename Func1, typename Func2>
+template<typename Func1, typename Func2>
 inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
                                 && !std::is_convertible_v<Func2, const char *>,
                         QMetaObject::Connection>
@@ -197,11 +202,9 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     constexpr int FunctorArgumentCount = QtPrivate::FunctionPointer<F>::ArgumentCount >= 0
             ? int(QtPrivate::FunctionPointer<F>::ArgumentCount)
             : int(QtPrivate::ComputeFunctorArgumentCount<F, typename SignalType::Arguments>::Value);
-    static_assert(FunctorArgumentCount >= 0,
-                  "Signal and slot arguments are not compatible.");
-    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
-            typename QtPrivate::List_Left<typename SignalType::Arguments,
-                                          FunctorArgumentCount>::Value>::Type;
+    static_assert(FunctorArgumentCount >= 0, "Signal and slot arguments are not compatible.");
+    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<typename QtPrivate::List_Left<
+            typename SignalType::Arguments, FunctorArgumentCount>::Value>::Type;
     static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
                   "QtFastConnect::connect: every argument the functor consumes must be copyable, "
                   "because the funnel stores a copy until the context's thread runs it; "
@@ -214,7 +217,7 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
 }
 
 // The same two, through QFunnel::globalInstance().
-template <typename Func1, typename Func2>
+template<typename Func1, typename Func2>
 inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
                         QMetaObject::Connection>
 connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
@@ -224,7 +227,7 @@ connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 
     return QtFastConnect::connect(QFunnel::globalInstance(), sender, signal, receiver, slot, mode);
 }
 
-template <typename Func1, typename Func2>
+template<typename Func1, typename Func2>
 inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
                                 && !std::is_convertible_v<Func2, const char *>,
                         QMetaObject::Connection>
@@ -236,16 +239,16 @@ connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 
 }
 
 // By name (SIGNAL() / SLOT()) and by QMetaMethod: arguments travel type-erased via QMetaType.
+Q_FASTCONNECT_EXPORT QMetaObject::Connection connect(QFunnel *funnel, const QObject *sender,
+                                                     const char *signal, const QObject *receiver,
+                                                     const char *method,
+                                                     ConnectionMode mode = FunnelConnection);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection connect(const QObject *sender, const char *signal,
+                                                     const QObject *receiver, const char *method,
+                                                     ConnectionMode mode = FunnelConnection);
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
-connect(QFunnel *funnel, const QObject *sender, const char *signal, const QObject *receiver,
-        const char *method, ConnectionMode mode = FunnelConnection);
-Q_FASTCONNECT_EXPORT QMetaObject::Connection
-connect(const QObject *sender, const char *signal, const QObject *receiver, const char *method,
-        ConnectionMode mode = FunnelConnection);
-Q_FASTCONNECT_EXPORT QMetaObject::Connection
-connect(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
-        const QObject *receiver, const QMetaMethod &method,
-        ConnectionMode mode = FunnelConnection);
+connect(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+        const QMetaMethod &method, ConnectionMode mode = FunnelConnection);
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connect(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
         const QMetaMethod &method, ConnectionMode mode = FunnelConnection);
@@ -257,23 +260,23 @@ Q_FASTCONNECT_EXPORT bool disconnect(const QObject *sender, const char *signal =
 Q_FASTCONNECT_EXPORT bool disconnect(const QObject *sender, const QMetaMethod &signal,
                                      const QObject *receiver, const QMetaMethod &method);
 
-template <typename Func1, typename Func2>
+template<typename Func1, typename Func2>
 inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction, bool>
 disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
            const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
 {
-    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal),
-                                                  receiver, 'P', &slot, sizeof(slot));
+    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal), receiver,
+                                                  'P', &slot, sizeof(slot));
 }
 
-template <typename Func1>
+template<typename Func1>
 inline bool disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
                        Func1 signal, const QObject *receiver = nullptr,
                        std::nullptr_t slot = nullptr)
 {
     Q_UNUSED(slot);
-    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal),
-                                                  receiver, 'P', nullptr, 0);
+    return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal), receiver,
+                                                  'P', nullptr, 0);
 }
 
 Q_FASTCONNECT_EXPORT void flush();

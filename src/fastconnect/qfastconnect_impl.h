@@ -43,8 +43,8 @@ class QFunnelRoute;
 struct QFunnelCall
 {
     explicit QFunnelCall(QFunnelRoute *r) noexcept : route(r) {}
-    QFunnelCall *next = nullptr;   // intrusive link, owned by whichever stage holds the call
-    QFunnelRoute *const route;     // holds one reference while the call exists (post() takes it)
+    QFunnelCall *next = nullptr; // intrusive link, owned by whichever stage holds the call
+    QFunnelRoute *const route; // holds one reference while the call exists (post() takes it)
 };
 
 // What the library asks of a slot, through one function per slot type (one indirect call per
@@ -81,11 +81,11 @@ connectCapture(const QObject *sender, const QMetaMethod &signal, const QObject *
 // A call carrying the decayed arguments the slot consumes. Allocated by the emitting thread and
 // freed by the receiver's: the textbook case for the pool's per-thread arenas, whose
 // cross-thread frees go to the owning arena's backlog instead of through malloc's locks.
-template <typename... Args>
+template<typename... Args>
 struct QFunnelCallImpl : QFunnelCall
 {
     Q_FASTCONNECT_POOLED
-    template <typename... A>
+    template<typename... A>
     explicit QFunnelCallImpl(QFunnelRoute *route, A &&...a)
         : QFunnelCall(route), args(std::forward<A>(a)...)
     {}
@@ -94,11 +94,14 @@ struct QFunnelCallImpl : QFunnelCall
 
 // Passes a stored argument to a slot parameter of type P: moved for by-value parameters, bound
 // for references (reference collapsing does the work).
-template <typename P, typename T>
-inline decltype(auto) qfcForward(T &stored) { return static_cast<P &&>(stored); }
+template<typename P, typename T>
+inline decltype(auto) qfcForward(T &stored)
+{
+    return static_cast<P &&>(stored);
+}
 
 // The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node).
-template <typename Slot>
+template<typename Slot>
 void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c)
 {
     using CallType = typename Slot::CallNode;
@@ -116,14 +119,15 @@ void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c
     }
 }
 
-template <typename Func, typename Stored, typename SlotArgs> class QFunnelMemberSlot;
-template <typename Func, typename... Stored, typename... SlotArgs>
+template<typename Func, typename Stored, typename SlotArgs>
+class QFunnelMemberSlot;
+template<typename Func, typename... Stored, typename... SlotArgs>
 class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotArgs...>>
 {
     using Object = typename QtPrivate::FunctionPointer<Func>::Object;
     const Func m_func;
 
-    template <std::size_t... I>
+    template<std::size_t... I>
     void call(QObject *receiver, [[maybe_unused]] QFunnelCallImpl<Stored...> *c,
               std::index_sequence<I...>)
     {
@@ -144,19 +148,20 @@ public:
     explicit QFunnelMemberSlot(Func f) : m_func(f) {}
     void call(QObject *receiver, CallNode *c)
     {
-        call(receiver, c, std::index_sequence_for<Stored...>{});
+        call(receiver, c, std::index_sequence_for<Stored...> {});
     }
     // Qt's Compare operation: a is the address of the member function pointer to compare with.
     bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
 };
 
-template <typename Func, typename Stored> class QFunnelFunctorSlot;
-template <typename Func, typename... Stored>
+template<typename Func, typename Stored>
+class QFunnelFunctorSlot;
+template<typename Func, typename... Stored>
 class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>>
 {
     Func m_func;
 
-    template <std::size_t... I>
+    template<std::size_t... I>
     void call([[maybe_unused]] QFunnelCallImpl<Stored...> *c, std::index_sequence<I...>)
     {
         // Move the stored arguments into by-value parameters when the functor accepts rvalues;
@@ -170,7 +175,7 @@ class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>>
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     explicit QFunnelFunctorSlot(Func &&f) : m_func(std::move(f)) {}
-    void call(QObject *, CallNode *c) { call(c, std::index_sequence_for<Stored...>{}); }
+    void call(QObject *, CallNode *c) { call(c, std::index_sequence_for<Stored...> {}); }
     // A functor compares equal to nothing, as with QObject::connect().
     bool isSlot(void **) const { return false; }
 };
@@ -202,7 +207,7 @@ inline void qfcAnnotateAcquire([[maybe_unused]] void *addr)
 // Derived::isSlot(a) answers Qt's Compare for the funnel slot, so that
 // QObject::disconnect(sender, &Sender::signal, receiver, &Receiver::slot) finds the connection
 // as it finds a queued one.
-template <typename Derived>
+template<typename Derived>
 class QFunnelCapture : public QtPrivate::QSlotObjectBase
 {
     static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
@@ -229,27 +234,28 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
 protected:
     // Takes over the caller's reference on route.
     explicit QFunnelCapture(QFunnelRoute *route) : QSlotObjectBase(&impl), m_route(route) {}
-    QFunnelRoute *const m_route;   // holds a reference, which keeps the route's slot alive
+    QFunnelRoute *const m_route; // holds a reference, which keeps the route's slot alive
 };
 
 // The capture of a typed connection: Move moves the by-value arguments (MoveArguments).
-template <typename Slot, typename SignalArgs, typename Stored, bool Move> class QFunnelCaptureSlot;
-template <typename Slot, typename... SignalArgs, typename... Stored, bool Move>
+template<typename Slot, typename SignalArgs, typename Stored, bool Move>
+class QFunnelCaptureSlot;
+template<typename Slot, typename... SignalArgs, typename... Stored, bool Move>
 class QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>, Move>
     : public QFunnelCapture<QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>,
                                                QtPrivate::List<Stored...>, Move>>
 {
-    const Slot *const m_slot;      // the route's
+    const Slot *const m_slot; // the route's
 
     // argv[I + 1] points at signal argument I: const for const T& parameters, non-const for
     // by-value ones (moc passes the signal function's own parameter).
-    template <std::size_t I>
+    template<std::size_t I>
     static auto &argument(void **argv)
     {
         using Arg = std::remove_reference_t<std::tuple_element_t<I, std::tuple<SignalArgs...>>>;
         return *reinterpret_cast<Arg *>(argv[I + 1]);
     }
-    template <std::size_t... I>
+    template<std::size_t... I>
     QFunnelCall *makeCall([[maybe_unused]] void **argv, std::index_sequence<I...>)
     {
         QFunnelRoute *route = this->m_route;
@@ -265,22 +271,21 @@ public:
     {}
     QFunnelCall *makeCall(void **argv)
     {
-        return makeCall(argv, std::index_sequence_for<Stored...>{});
+        return makeCall(argv, std::index_sequence_for<Stored...> {});
     }
     bool isSlot(void **a) const { return m_slot->isSlot(a); }
 };
 
-template <typename Func1, typename Slot, typename Stored>
-QMetaObject::Connection connectSlot(QFunnel *funnel,
-                                    const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-                                    Func1 signal, const QObject *receiver, Slot *slot,
-                                    QtFastConnect::ConnectionMode mode)
+template<typename Func1, typename Slot, typename Stored>
+QMetaObject::Connection
+connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+            Func1 signal, const QObject *receiver, Slot *slot, QtFastConnect::ConnectionMode mode)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
     const QMetaMethod signalMethod = sender ? QMetaMethod::fromSignal(signal) : QMetaMethod();
-    QFunnelRoute *route = prepareConnection(funnel, sender, signalMethod, receiver, slot,
-                                            &qfcSlotImpl<Slot>, mode.toInt(),
-                                            mode.rateLimitInterval().count());
+    QFunnelRoute *route =
+            prepareConnection(funnel, sender, signalMethod, receiver, slot, &qfcSlotImpl<Slot>,
+                              mode.toInt(), mode.rateLimitInterval().count());
     if (!route)
         return QMetaObject::Connection();
     QtPrivate::QSlotObjectBase *capture;
@@ -293,15 +298,20 @@ QMetaObject::Connection connectSlot(QFunnel *funnel,
                           mode.toInt() & Qt::SingleShotConnection);
 }
 
-template <typename L> struct QFunnelDecayList;
-template <typename... T> struct QFunnelDecayList<QtPrivate::List<T...>>
+template<typename L>
+struct QFunnelDecayList;
+template<typename... T>
+struct QFunnelDecayList<QtPrivate::List<T...>>
 {
     using Type = QtPrivate::List<std::decay_t<T>...>;
 };
 
-template <typename L> struct QFunnelAllCopyable;
-template <typename... T> struct QFunnelAllCopyable<QtPrivate::List<T...>>
-    : std::conjunction<std::is_copy_constructible<T>...> {};
+template<typename L>
+struct QFunnelAllCopyable;
+template<typename... T>
+struct QFunnelAllCopyable<QtPrivate::List<T...>>
+    : std::conjunction<std::is_copy_constructible<T>...>
+{};
 
 } // namespace QtFastConnectPrivate
 

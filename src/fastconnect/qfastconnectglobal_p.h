@@ -22,9 +22,9 @@
 // __tls_get_addr call (a shared library's default). They are a few bytes in all, which fits the
 // static TLS surplus glibc keeps for libraries loaded with dlopen().
 #if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
-#  define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
 #else
-#  define QFC_TLS_INITIAL_EXEC
+#define QFC_TLS_INITIAL_EXEC
 #endif
 
 #endif // QFASTCONNECTGLOBAL_P_H

@@ -175,7 +175,7 @@ namespace {
 // The first invoke of this thread to a receiver, or a bad call: out of line, so that the
 // per-call path saves no registers for it.
 Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *receiver,
-                                                  const char *where)
+                                             const char *where)
 {
     if (Q_UNLIKELY(!funnel || !receiver)) {
         qWarning("%s(%s): invalid nullptr parameter (%s)", where, classNameOf(receiver),
@@ -193,7 +193,7 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
         return nullptr;
     }
     if (!cache)
-        return route;  // thread exit destroyed the cache: the call takes the initial reference
+        return route; // thread exit destroyed the cache: the call takes the initial reference
     cache->insert(core, receiver, route); // the cache keeps the initial reference
     route->ref(); // the call's
     return route;

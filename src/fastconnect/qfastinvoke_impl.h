@@ -45,19 +45,19 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *
 // post() for a call that already holds its reference on route (from invokeTarget()).
 Q_FASTCONNECT_EXPORT void postInvoke(QFunnelRoute *route, QFunnelCall *call);
 
-template <typename F, typename... Args>
+template<typename F, typename... Args>
 struct QFunnelInvokeCallImpl : QFunnelInvokeCall
 {
     Q_FASTCONNECT_POOLED
     F func;
     std::tuple<Args...> args;
 
-    template <typename G, typename... A>
+    template<typename G, typename... A>
     QFunnelInvokeCallImpl(QFunnelRoute *route, G &&g, A &&...a)
         : QFunnelInvokeCall(route, &run), func(std::forward<G>(g)), args(std::forward<A>(a)...)
     {}
 
-    template <std::size_t... I>
+    template<std::size_t... I>
     void call(QObject *receiver, std::index_sequence<I...>)
     {
         if constexpr (std::is_member_function_pointer_v<F>) {
@@ -81,12 +81,12 @@ struct QFunnelInvokeCallImpl : QFunnelInvokeCall
     {
         auto *self = static_cast<QFunnelInvokeCallImpl *>(base);
         if (receiver)
-            self->call(receiver, std::index_sequence_for<Args...>{});
+            self->call(receiver, std::index_sequence_for<Args...> {});
         delete self;
     }
 };
 
-template <typename F, typename... A>
+template<typename F, typename... A>
 bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &&f, A &&...args)
 {
     static_assert(std::conjunction_v<std::is_constructible<std::decay_t<A>, A &&>...>,
@@ -95,17 +95,20 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
     QFunnelRoute *route = invokeTarget(funnel, receiver, where);
     if (!route)
         return false;
-    postInvoke(route, new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
-                        route, std::forward<F>(f), std::forward<A>(args)...));
+    postInvoke(route,
+               new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
+                       route, std::forward<F>(f), std::forward<A>(args)...));
     return true;
 }
 
 // A functor, not a member function, a method name or a receiver: invoke(funnel, receiver,
 // &Receiver::slot) would otherwise also match invoke(context, functor, ...).
-template <typename Func, typename F = std::decay_t<Func>>
+template<typename Func, typename F = std::decay_t<Func>>
 inline constexpr bool IsInvokeFunctor = !QtPrivate::FunctionPointer<F>::IsPointerToMemberFunction
-        && !std::is_convertible_v<Func, const char *>
-        && !std::is_base_of_v<QObject, std::remove_cv_t<std::remove_pointer_t<F>>>;
+        && !std::is_convertible_v<
+                Func,
+                const char
+                        *> && !std::is_base_of_v<QObject, std::remove_cv_t<std::remove_pointer_t<F>>>;
 
 } // namespace QtFastConnectPrivate
 

@@ -67,7 +67,7 @@ using namespace QtFastConnectPrivate;
     (setCapacity(); 4,096 keeps the same frame rate with a 1 µs slot and drains in about 4 ms).
 */
 
-QFunnelPrivate::QFunnelPrivate() : core(new QFunnelCore) { }
+QFunnelPrivate::QFunnelPrivate() : core(new QFunnelCore) {}
 
 QFunnelPrivate::~QFunnelPrivate()
 {
@@ -79,7 +79,7 @@ QFunnelPrivate::~QFunnelPrivate()
     Creates a funnel with its relay thread running, and the capacity DefaultCapacity, with the
     given \a parent. Any thread may create a funnel.
 */
-QFunnel::QFunnel(QObject *parent) : QObject(*new QFunnelPrivate, parent) { }
+QFunnel::QFunnel(QObject *parent) : QObject(*new QFunnelPrivate, parent) {}
 
 /*!
     Stops the relay thread and joins it, releases any producer blocked on a full funnel (its
@@ -135,7 +135,8 @@ void QFunnel::setCapacity(qsizetype calls)
     Q_D(QFunnel);
     if (calls < 1) {
         qWarning("QFunnel::setCapacity: capacity must be at least 1 call (got %lld); "
-                 "keeping %lld", static_cast<long long>(calls),
+                 "keeping %lld",
+                 static_cast<long long>(calls),
                  static_cast<long long>(d->core->admission().capacity()));
         return;
     }
@@ -252,7 +253,8 @@ void QFunnel::setBlockTimeout(int ms)
     Q_D(QFunnel);
     if (ms < -1) {
         qWarning("QFunnel::setBlockTimeout: timeout must be -1 (for ever) or at least 0 ms "
-                 "(got %d); keeping %d", ms, d->core->admission().blockTimeoutMs());
+                 "(got %d); keeping %d",
+                 ms, d->core->admission().blockTimeoutMs());
         return;
     }
     d->core->admission().setBlockTimeoutMs(ms);

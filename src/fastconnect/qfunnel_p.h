@@ -33,7 +33,7 @@ public:
 
     static QFunnelPrivate *get(QFunnel *f) { return f->d_func(); }
 
-    QtFastConnectPrivate::QFunnelCore *core;   // holds a reference
+    QtFastConnectPrivate::QFunnelCore *core; // holds a reference
 };
 
 QT_END_NAMESPACE

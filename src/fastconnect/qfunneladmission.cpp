@@ -12,7 +12,7 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped) : m_stopped(stopped) { }
+QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped) : m_stopped(stopped) {}
 
 void QFunnelAdmission::setCapacity(qsizetype calls)
 {
@@ -77,8 +77,7 @@ bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
     qsizetype available = m_credits.load(std::memory_order_relaxed);
     while (available > 0) {
         const qsizetype take = qMin(available, chunk);
-        if (m_credits.compare_exchange_weak(available, available - take,
-                                            std::memory_order_seq_cst,
+        if (m_credits.compare_exchange_weak(available, available - take, std::memory_order_seq_cst,
                                             std::memory_order_relaxed)) {
             r.fetch_add(take - 1, std::memory_order_relaxed);
             // Once per chunk, not per call: the depth counts this call but not the rest of the
@@ -108,7 +107,7 @@ bool QFunnelAdmission::refillCredit(Reservation &r)
 
     switch (policy()) {
     case QFunnel::OverflowPolicy::DropNewest:
-        return false;   // the caller drops this call and counts it
+        return false; // the caller drops this call and counts it
     case QFunnel::OverflowPolicy::DropOldest: {
         // Admitted beyond the capacity (at most once more the capacity, then the newest call
         // is dropped after all); receiver threads discard their oldest waiting calls until the
@@ -156,7 +155,7 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
         if (reclaimReservations())
             continue;
         if (deadline.hasExpired())
-            break;      // the caller drops this call and counts it
+            break; // the caller drops this call and counts it
         // Woken by releaseCredits() when room is made; the timeout only serves the deadline and
         // the one stall warning. (A Forever deadline's remainingTime() is -1: not a timeout.)
         if (deadline.isForever() && warned) {
@@ -190,15 +189,14 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
 void QFunnelAdmission::setBlockTimeoutMs(int ms) noexcept
 {
     m_blockTimeoutMs.store(ms, std::memory_order_relaxed);
-    wakeBlockedProducers();    // waiters re-read the deadline only when they start waiting
+    wakeBlockedProducers(); // waiters re-read the deadline only when they start waiting
 }
 
 bool QFunnelAdmission::tryEvictOne() noexcept
 {
     qsizetype available = m_credits.load(std::memory_order_relaxed);
     while (available < 0) {
-        if (m_credits.compare_exchange_weak(available, available + 1,
-                                            std::memory_order_relaxed)) {
+        if (m_credits.compare_exchange_weak(available, available + 1, std::memory_order_relaxed)) {
             return true;
         }
     }
@@ -209,8 +207,7 @@ void QFunnelAdmission::noteDepth(qsizetype pending) noexcept
 {
     qsizetype high = m_highWater.load(std::memory_order_relaxed);
     while (pending > high
-           && !m_highWater.compare_exchange_weak(high, pending, std::memory_order_relaxed)) {
-    }
+           && !m_highWater.compare_exchange_weak(high, pending, std::memory_order_relaxed)) {}
 }
 
 void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept

@@ -50,8 +50,8 @@ public:
     // of idle lanes before it waits, so the capacity stays exact.
     using Reservation = std::atomic<qsizetype>;
     void addReservation(Reservation *r);
-    void removeReservation(Reservation *r);     // returns what it still holds
-    bool acquireCredit(Reservation &r)          // false: drop the call (policy, or stopped)
+    void removeReservation(Reservation *r); // returns what it still holds
+    bool acquireCredit(Reservation &r) // false: drop the call (policy, or stopped)
     {
         // Relaxed: credits publish nothing; the call itself travels through the queue.
         if (r.fetch_sub(1, std::memory_order_relaxed) > 0)
@@ -110,13 +110,13 @@ private:
     alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
     alignas(64) std::atomic<int> m_waiters { 0 };
     QMutex m_reservationsLock;
-    QList<Reservation *> m_reservations;         // guarded by m_reservationsLock
+    QList<Reservation *> m_reservations; // guarded by m_reservationsLock
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_waitLock;
     std::condition_variable m_roomAvailable;
 
     QMutex m_threadsLock;
-    QList<QPointer<QThread>> m_receiverThreads;  // guarded by m_threadsLock
+    QList<QPointer<QThread>> m_receiverThreads; // guarded by m_threadsLock
 
     std::atomic<int> m_policy { int(QFunnel::OverflowPolicy::Block) };
     std::atomic<int> m_blockTimeoutMs { -1 };

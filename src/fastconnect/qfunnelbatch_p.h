@@ -40,7 +40,7 @@ struct QFunnelCall;
 //   producer thread exited).
 struct QFunnelBatch
 {
-    static constexpr quint32 Capacity = 510;             // calls; the batch is ~4 KiB
+    static constexpr quint32 Capacity = 510; // calls; the batch is ~4 KiB
     static constexpr quint32 Sealed = 1u << 31;
     static constexpr quint32 Abandoned = 1u << 30;
     static constexpr quint32 CountMask = Abandoned - 1;
@@ -85,11 +85,11 @@ struct QFunnelBatch
 struct QFunnelBatchCursor
 {
     QFunnelBatch *batch;
-    quint32 done = 0;      // calls consumed
-    quint32 seen = 0;      // state word read by the last drain()
+    quint32 done = 0; // calls consumed
+    quint32 seen = 0; // state word read by the last drain()
 
     // Passes every call published since the last drain to consume, in order; returns how many.
-    template <typename Consume>
+    template<typename Consume>
     quint32 drain(Consume &&consume)
     {
         seen = batch->load();

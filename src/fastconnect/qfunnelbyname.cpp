@@ -39,7 +39,7 @@ QFunnelCall *QFunnelMetaCallSlot::makeCall(QFunnelRoute *route, void **argv) con
     char *mem = static_cast<char *>(::operator new(m_size, std::align_val_t(m_align)));
     auto *call = new (mem) QFunnelCall(route);
     for (qsizetype i = 0; i < m_types.size(); ++i)
-        m_types[i].construct(mem + m_offsets[i], argv[i + 1]);   // the copy constructor
+        m_types[i].construct(mem + m_offsets[i], argv[i + 1]); // the copy constructor
     return call;
 }
 
@@ -59,7 +59,7 @@ void QFunnelMetaCallSlot::impl(QFunnelSlotOp op, void *self, QObject *receiver, 
     case QFunnelSlotOp::Run: {
         char *mem = reinterpret_cast<char *>(c);
         QVarLengthArray<void *, 8> argv(that->m_types.size() + 1);
-        argv[0] = nullptr;   // a queued call has no return value
+        argv[0] = nullptr; // a queued call has no return value
         for (qsizetype i = 0; i < that->m_types.size(); ++i)
             argv[i + 1] = mem + that->m_offsets[i];
         // Virtual dispatch, like Qt's queued calls: on an object whose subclass is already
@@ -84,7 +84,7 @@ namespace {
 // matches nothing: QtFastConnect::disconnect() finds these connections through the registry.
 class QFunnelMetaCapture : public QFunnelCapture<QFunnelMetaCapture>
 {
-    const QFunnelMetaCallSlot *const m_slot;   // the route's
+    const QFunnelMetaCallSlot *const m_slot; // the route's
 
 public:
     QFunnelMetaCapture(QFunnelRoute *route, const QFunnelMetaCallSlot *slot)
@@ -97,14 +97,13 @@ public:
 } // namespace
 
 static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject *sender,
-                                                 const QMetaMethod &signal,
-                                                 const QObject *receiver,
+                                                 const QMetaMethod &signal, const QObject *receiver,
                                                  const QMetaMethod &method,
                                                  QtFastConnect::ConnectionMode mode)
 {
     if (!sender || !receiver) {
-        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter",
-                 classNameOf(sender), classNameOf(receiver));
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter", classNameOf(sender),
+                 classNameOf(receiver));
         return {};
     }
     if (mode.testFlag(QtFastConnect::MoveArguments)) {
@@ -121,9 +120,8 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
         return {};
     }
     if (!method.isValid() || method.methodType() == QMetaMethod::Constructor) {
-        qWarning("QtFastConnect::connect(%s, %s): cannot connect %s::%s to %s",
-                 classNameOf(sender), classNameOf(receiver), classNameOf(sender),
-                 signal.methodSignature().constData(),
+        qWarning("QtFastConnect::connect(%s, %s): cannot connect %s::%s to %s", classNameOf(sender),
+                 classNameOf(receiver), classNameOf(sender), signal.methodSignature().constData(),
                  method.isValid() ? "a constructor" : "an invalid method");
         return {};
     }
@@ -132,16 +130,18 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
         qWarning("QtFastConnect::connect(%s, %s): can't find method %s on instance of class %s",
                  classNameOf(sender), classNameOf(receiver),
                  (sender->metaObject()->inherits(signal.enclosingMetaObject()) ? method : signal)
-                         .methodSignature().constData(),
+                         .methodSignature()
+                         .constData(),
                  sender->metaObject()->inherits(signal.enclosingMetaObject())
-                         ? classNameOf(receiver) : classNameOf(sender));
+                         ? classNameOf(receiver)
+                         : classNameOf(sender));
         return {};
     }
     if (!QMetaObject::checkConnectArgs(signal, method)) {
         qWarning("QtFastConnect::connect: Incompatible sender/receiver arguments\n"
                  "        %s::%s --> %s::%s",
-                 classNameOf(sender), signal.methodSignature().constData(),
-                 classNameOf(receiver), method.methodSignature().constData());
+                 classNameOf(sender), signal.methodSignature().constData(), classNameOf(receiver),
+                 method.methodSignature().constData());
         return {};
     }
     // Only what the method consumes is copied, so only that must be queueable.
@@ -152,7 +152,8 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
             const QByteArray name = signal.parameterTypeName(i);
             qWarning("QtFastConnect::connect: Cannot queue arguments of type '%s'\n"
                      "(Make sure '%s' is registered using qRegisterMetaType() and can be "
-                     "copied.)", name.constData(), name.constData());
+                     "copied.)",
+                     name.constData(), name.constData());
             return {};
         }
         types.append(t);
@@ -170,18 +171,16 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
                               mode.toInt() & Qt::SingleShotConnection);
     };
     using Connect = decltype(connect);
-    return connectRecorded(sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex),
-                           mode.toInt(),
-                           [](void *context) { return (*static_cast<Connect *>(context))(); },
-                           &connect);
+    return connectRecorded(
+            sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex), mode.toInt(),
+            [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
 }
 
-bool resolveSignal(const char *fn, const QObject *sender, const char *signal,
-                          QMetaMethod *sig)
+bool resolveSignal(const char *fn, const QObject *sender, const char *signal, QMetaMethod *sig)
 {
     if (signal[0] - '0' != QSIGNAL_CODE) {
-        qWarning("QtFastConnect::%s: Use the SIGNAL macro to bind %s::%s", fn,
-                 classNameOf(sender), signal);
+        qWarning("QtFastConnect::%s: Use the SIGNAL macro to bind %s::%s", fn, classNameOf(sender),
+                 signal);
         return false;
     }
     const QByteArray name = QMetaObject::normalizedSignature(signal + 1);
@@ -195,8 +194,7 @@ bool resolveSignal(const char *fn, const QObject *sender, const char *signal,
     return true;
 }
 
-bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
-                          QMetaMethod *meth)
+bool resolveMethod(const char *fn, const QObject *receiver, const char *method, QMetaMethod *meth)
 {
     const int code = method[0] - '0';
     if (code != QSLOT_CODE && code != QSIGNAL_CODE) {
@@ -209,9 +207,8 @@ bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
     const int index = code == QSLOT_CODE ? mo->indexOfSlot(name.constData())
                                          : mo->indexOfSignal(name.constData());
     if (index < 0) {
-        qWarning("QtFastConnect::%s: No such %s %s::%s", fn,
-                 code == QSLOT_CODE ? "slot" : "signal", classNameOf(receiver),
-                 name.constData());
+        qWarning("QtFastConnect::%s: No such %s %s::%s", fn, code == QSLOT_CODE ? "slot" : "signal",
+                 classNameOf(receiver), name.constData());
         return false;
     }
     *meth = mo->method(index);
@@ -251,8 +248,8 @@ QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *s
                                                const char *method, ConnectionMode mode)
 {
     if (!sender || !signal || !receiver || !method) {
-        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter",
-                 classNameOf(sender), classNameOf(receiver));
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr parameter", classNameOf(sender),
+                 classNameOf(receiver));
         return {};
     }
     QMetaMethod sig;
@@ -289,8 +286,7 @@ QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const char
     \a receiver's class (else a warning and an invalid connection).
 */
 QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *sender,
-                                               const QMetaMethod &signal,
-                                               const QObject *receiver,
+                                               const QMetaMethod &signal, const QObject *receiver,
                                                const QMetaMethod &method, ConnectionMode mode)
 {
     return connectMetaMethod(funnel, sender, signal, receiver, method, mode);
@@ -304,8 +300,8 @@ QMetaObject::Connection QtFastConnect::connect(QFunnel *funnel, const QObject *s
     QFunnel::globalInstance().
 */
 QMetaObject::Connection QtFastConnect::connect(const QObject *sender, const QMetaMethod &signal,
-                                               const QObject *receiver,
-                                               const QMetaMethod &method, ConnectionMode mode)
+                                               const QObject *receiver, const QMetaMethod &method,
+                                               ConnectionMode mode)
 {
     return connectMetaMethod(QFunnel::globalInstance(), sender, signal, receiver, method, mode);
 }

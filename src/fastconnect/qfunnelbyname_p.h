@@ -44,18 +44,17 @@ public:
 private:
     void destroy(QFunnelCall *call) const noexcept;
 
-    const int m_methodIndex;                   // absolute, in the receiver's meta-object
+    const int m_methodIndex; // absolute, in the receiver's meta-object
     QVarLengthArray<QMetaType, 4> m_types;
-    QVarLengthArray<quint32, 4> m_offsets;     // of each argument from the call's start, bytes
-    std::size_t m_size = 0;                    // of a call with its arguments, bytes
+    QVarLengthArray<quint32, 4> m_offsets; // of each argument from the call's start, bytes
+    std::size_t m_size = 0; // of a call with its arguments, bytes
     std::size_t m_align = alignof(QFunnelCall);
 };
 
 // Resolve SIGNAL() / SLOT() strings as QObject::connect() does, with its warnings (fn: the
 // calling function's name for them).
 bool resolveSignal(const char *fn, const QObject *sender, const char *signal, QMetaMethod *sig);
-bool resolveMethod(const char *fn, const QObject *receiver, const char *method,
-                   QMetaMethod *meth);
+bool resolveMethod(const char *fn, const QObject *receiver, const char *method, QMetaMethod *meth);
 
 } // namespace QtFastConnectPrivate
 

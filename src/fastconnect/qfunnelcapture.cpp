@@ -24,7 +24,7 @@ namespace {
 Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 {
     route->core->countDropped();
-    route->destroyCall(call);   // may release the last reference on route, and on its core
+    route->destroyCall(call); // may release the last reference on route, and on its core
 }
 
 // Before the call can reach delivery, where a call that is no longer the latest of its
@@ -34,7 +34,8 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 // release (the inbox push) that the delivering thread acquires.
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    if (Q_UNLIKELY(route->mode & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls))))
+    if (Q_UNLIKELY(route->mode
+                   & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls))))
         route->latest.exchange(call, std::memory_order_relaxed);
 }
 
@@ -48,7 +49,7 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     QFunnelAdmission::Reservation reservation { 0 };
     c->admission().addReservation(&reservation);
     const bool admitted = !c->isStopped() && c->admission().acquireCredit(reservation);
-    c->admission().removeReservation(&reservation);   // returns what the refill reserved beyond
+    c->admission().removeReservation(&reservation); // returns what the refill reserved beyond
     if (!admitted)
         return rejectCall(route, call);
     noteLatest(route, call);
@@ -92,7 +93,7 @@ Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
 
 void post(QFunnelRoute *route, QFunnelCall *call)
 {
-    route->ref();   // the call's
+    route->ref(); // the call's
     queueCall(route, call);
 }
 

@@ -35,7 +35,8 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
 {
     if (core->isStopped()) {
         qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
-                 "shutting down)", where);
+                 "shutting down)",
+                 where);
         return false;
     }
     QObject *r = const_cast<QObject *>(receiver);
@@ -50,7 +51,7 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
     for (;;) {
         QThreadData *td = QObjectPrivate::get(r)->threadData.loadAcquire();
         if (!td)
-            break;  // being destroyed
+            break; // being destroyed
         QMutexLocker locker(&td->postEventList.mutex);
         if (td != QObjectPrivate::get(r)->threadData.loadAcquire())
             continue;
@@ -60,8 +61,8 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
         break;
     }
     if (!thread) {
-        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls",
-                 where, static_cast<const void *>(receiver));
+        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls", where,
+                 static_cast<const void *>(receiver));
         return false;
     }
     // A thread without an event dispatcher has not started yet, or has finished: only then
@@ -70,7 +71,8 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
         // Its thread ran and returned: no event loop will run the slot (unless the thread is
         // started again), so refuse instead of letting calls wait for ever.
         qWarning("%s: receiver %p lives in a thread that has finished, so no event loop could "
-                 "run its calls", where, static_cast<const void *>(receiver));
+                 "run its calls",
+                 where, static_cast<const void *>(receiver));
         return false;
     }
     core->admission().addReceiverThread(thread);
@@ -81,12 +83,12 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
     return true;
 }
 
-
 // The ConnectionMode bits accepted so far; everything else is refused, never ignored.
 static constexpr int SupportedModeBits =
         (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
          | QtFastConnect::CoalesceCalls | QtFastConnect::RateLimitCalls | Qt::UniqueConnection
-         | Qt::SingleShotConnection).toInt();
+         | Qt::SingleShotConnection)
+                .toInt();
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode, qint64 rateLimitMs)
 {
@@ -122,15 +124,15 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
         return false;
     }
     if (!funnel) {
-        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr funnel",
-                 classNameOf(sender), classNameOf(receiver));
+        qWarning("QtFastConnect::connect(%s, %s): invalid nullptr funnel", classNameOf(sender),
+                 classNameOf(receiver));
         return false;
     }
     if (!checkMode(sender, receiver, mode, rateLimitMs))
         return false;
     if (!signal.isValid() || signal.methodType() != QMetaMethod::Signal) {
-        qWarning("QtFastConnect::connect(%s, %s): signal not found in %s",
-                 classNameOf(sender), classNameOf(receiver), classNameOf(sender));
+        qWarning("QtFastConnect::connect(%s, %s): signal not found in %s", classNameOf(sender),
+                 classNameOf(receiver), classNameOf(sender));
         return false;
     }
     const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
@@ -139,24 +141,23 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
                    ->isSignalConnected(signalIndex, false)) {
         qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
                  "the signal, and it already has one",
-                 classNameOf(sender), signal.methodSignature().constData(),
-                 classNameOf(receiver));
+                 classNameOf(sender), signal.methodSignature().constData(), classNameOf(receiver));
         return false;
     }
     return true;
 }
 
 QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
-                                const QObject *receiver, void *slot, QFunnelSlotImpl impl,
-                                int mode, qint64 rateLimitMs)
+                                const QObject *receiver, void *slot, QFunnelSlotImpl impl, int mode,
+                                qint64 rateLimitMs)
 {
     auto *route = new QFunnelRoute(slot, impl);
     if (!checkConnection(funnel, sender, signal, receiver, mode, rateLimitMs)) {
-        route->deref();   // destroys the slot
+        route->deref(); // destroys the slot
         return nullptr;
     }
-    const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender) + "::"
-            + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
+    const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender)
+            + "::" + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
     if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where.constData())) {
         route->deref();
         return nullptr;
@@ -175,8 +176,8 @@ void releaseRoute(QFunnelRoute *route) noexcept
 }
 
 QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
-                                       const QObject *receiver,
-                                       QtPrivate::QSlotObjectBase *capture, int type)
+                                       const QObject *receiver, QtPrivate::QSlotObjectBase *capture,
+                                       int type)
 {
     // Qt's own connect with our slot object (QObject::connect() would wrap a functor in one
     // whose Compare operation never matches): QObjectPrivate::connect() takes a method index.
@@ -204,8 +205,8 @@ bool mayMoveArguments(QFunnelRoute *route)
     }
     const bool sole = live == 1 && !(vector && vector->at(-1).first.loadRelaxed());
     if (Q_UNLIKELY(!sole) && !route->warnedShared.exchange(true, std::memory_order_relaxed)) {
-        const QMetaMethod signal = QMetaObjectPrivate::signal(route->sender->metaObject(),
-                                                              route->signalIndex);
+        const QMetaMethod signal =
+                QMetaObjectPrivate::signal(route->sender->metaObject(), route->signalIndex);
         qWarning("QtFastConnect: %s::%s has other connections besides a MoveArguments funnel "
                  "connection; its arguments are copied instead of moved",
                  route->sender->metaObject()->className(), signal.methodSignature().constData());

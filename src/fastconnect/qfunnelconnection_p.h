@@ -51,7 +51,10 @@ public:
 
     // Delivery; receiver's thread only. Runs the call and destroys it; the caller then
     // releases the call's reference with deref().
-    void run(QObject *receiver, QFunnelCall *call) { m_impl(QFunnelSlotOp::Run, m_slot, receiver, call); }
+    void run(QObject *receiver, QFunnelCall *call)
+    {
+        m_impl(QFunnelSlotOp::Run, m_slot, receiver, call);
+    }
     // Destroys the call's arguments unrun and releases its reference on this route.
     void destroyCall(QFunnelCall *call) noexcept
     {
@@ -59,16 +62,16 @@ public:
         deref();
     }
 
-    QFunnelCore *core = nullptr;                 // holds a reference
-    QFunnelReceiverGuard *guard = nullptr;       // holds a reference
-    QFunnelInbox *inbox = nullptr;               // holds a reference; the receiver's
-    QObject *sender = nullptr;                   // nullptr for invokes
+    QFunnelCore *core = nullptr; // holds a reference
+    QFunnelReceiverGuard *guard = nullptr; // holds a reference
+    QFunnelInbox *inbox = nullptr; // holds a reference; the receiver's
+    QObject *sender = nullptr; // nullptr for invokes
     int signalIndex = -1;
-    int mode = QtFastConnect::FunnelConnection;  // ConnectionMode bits, validated
+    int mode = QtFastConnect::FunnelConnection; // ConnectionMode bits, validated
     // CoalesceCalls: the newest call captured for this connection. Only the call it points to
     // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
     std::atomic<QFunnelCall *> latest { nullptr };
-    std::atomic<bool> warnedShared { false };    // MoveArguments: warned that it had to copy
+    std::atomic<bool> warnedShared { false }; // MoveArguments: warned that it had to copy
     // RateLimitCalls (which also keeps latest): the interval, and the steady clock time before
     // which no call of this connection runs (receiver's thread, under the inbox's pass lock).
     qint64 rateLimitNs = 0;

@@ -16,8 +16,8 @@ QFunnelRegistry &QFunnelRegistry::instance()
     return *r;
 }
 
-bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex,
-                                   const QObject *receiver, const QByteArray &slotKey)
+bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
+                                   const QByteArray &slotKey)
 {
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
@@ -110,12 +110,12 @@ QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod
             return QMetaObject::Connection();
         }
         if (reg.containsLive(sender, signalIndex, receiver, key))
-            return QMetaObject::Connection();   // like QObject::connect: no warning
+            return QMetaObject::Connection(); // like QObject::connect: no warning
     }
     QMetaObject::Connection c = connect(context);
     if (c) {
         std::lock_guard<std::recursive_mutex> locker(reg.lock());
-        reg.add(sender, QFunnelRegistry::Entry{ signalIndex, receiver, key, c });
+        reg.add(sender, QFunnelRegistry::Entry { signalIndex, receiver, key, c });
     }
     return c;
 }

@@ -37,9 +37,9 @@ class QFunnelRegistry
 public:
     struct Entry
     {
-        int signalIndex;            // QMetaObjectPrivate::signalIndex() of the signal
-        const QObject *receiver;    // receiver or context; never dereferenced
-        QByteArray slotKey;         // empty: a functor, which matches no slot
+        int signalIndex; // QMetaObjectPrivate::signalIndex() of the signal
+        const QObject *receiver; // receiver or context; never dereferenced
+        QByteArray slotKey; // empty: a functor, which matches no slot
         QMetaObject::Connection handle;
     };
 
@@ -65,7 +65,7 @@ private:
     std::recursive_mutex m_lock;
     QHash<const QObject *, QList<Entry>> m_bySender;
     qsizetype m_entries = 0;
-    qsizetype m_purgeAt = 1024;     // a full sweep when the count doubles: amortized O(1)
+    qsizetype m_purgeAt = 1024; // a full sweep when the count doubles: amortized O(1)
 };
 
 // Removes and returns the live connections that match (see QFunnelRegistry::take()); kind,

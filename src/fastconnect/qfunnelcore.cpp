@@ -49,7 +49,7 @@ void QFunnelCore::sweepStoppedQueue()
                 continue;
             }
             // The relay's drain, minus the delivery: its producer may still be appending.
-            QFunnelBatchCursor cursor{ b };
+            QFunnelBatchCursor cursor { b };
             for (;;) {
                 dropped += cursor.drain([](QFunnelCall *call) { call->route->destroyCall(call); });
                 const auto release = cursor.release(false);

@@ -84,8 +84,8 @@ private:
 
     QMutex m_sweepLock;
     QMutex m_countersLock;
-    QList<const std::atomic<quint64> *> m_emittedCounters;   // guarded by m_countersLock
-    quint64 m_retiredEmitted = 0;                             // guarded by m_countersLock
+    QList<const std::atomic<quint64> *> m_emittedCounters; // guarded by m_countersLock
+    quint64 m_retiredEmitted = 0; // guarded by m_countersLock
     std::atomic<quint64> m_emittedWithoutLane { 0 };
     std::atomic<quint64> m_dropped { 0 };
 

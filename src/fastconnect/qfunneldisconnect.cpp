@@ -53,8 +53,8 @@ using namespace QtFastConnectPrivate;
     \nullptr inside them. A null \a sender, or a name that does not resolve, prints a warning
     and returns \c false. Connections made with QObject::connect() are not touched.
 */
-bool QtFastConnect::disconnect(const QObject *sender, const char *signal,
-                               const QObject *receiver, const char *method)
+bool QtFastConnect::disconnect(const QObject *sender, const char *signal, const QObject *receiver,
+                               const char *method)
 {
     QMetaMethod sig;
     QMetaMethod meth;

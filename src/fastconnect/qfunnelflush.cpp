@@ -16,11 +16,11 @@ namespace QtFastConnectPrivate {
 void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
 {
     if (core->isStopped())
-        return;   // nothing pending will ever be delivered
+        return; // nothing pending will ever be delivered
     if (!lane)
         lane = QFunnelLane::forCurrentThread(core);
     if (!lane || lane->canBypassRelay())
-        return;   // none of this thread's calls is in the relay's hands
+        return; // none of this thread's calls is in the relay's hands
     // On the heap: a batch is ~4 KiB, too much for small thread stacks.
     auto marker = std::make_unique<QFunnelFlushMarker>();
     core->queue().push(marker.get());

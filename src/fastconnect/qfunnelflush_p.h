@@ -32,18 +32,18 @@ class QFunnelCore;
 // inboxes. A stopped funnel's sweep completes it too. It carries no calls.
 struct QFunnelFlushMarker : QFunnelBatch
 {
-    static constexpr quint32 Marker = 1u << 29;   // above any call count
+    static constexpr quint32 Marker = 1u << 29; // above any call count
 
     QFunnelFlushMarker() { state.store(Marker, std::memory_order_relaxed); }
     static bool is(const QFunnelBatch *b) noexcept { return b->load() & Marker; }
 
-    void complete()          // relay or sweeping thread; the last touch
+    void complete() // relay or sweeping thread; the last touch
     {
         std::lock_guard<std::mutex> locker(m_lock);
         m_done = true;
         m_completed.notify_all();
     }
-    void wait()              // the flushing thread
+    void wait() // the flushing thread
     {
         std::unique_lock<std::mutex> locker(m_lock);
         m_completed.wait(locker, [this] { return m_done; });

@@ -41,14 +41,14 @@ public:
     }
     ~QFunnelWakeEvent() override
     {
-        qfcAnnotateAcquire(this);   // may be deleted undelivered, in another thread
+        qfcAnnotateAcquire(this); // may be deleted undelivered, in another thread
         if (m_armed)
             m_inbox->wakeDiscarded();
         m_inbox->deref();
     }
     void placeMetaCall(QObject *receiver) override
     {
-        qfcAnnotateAcquire(this);   // the event travelled through Qt's posted-event list
+        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
         m_armed = false;
         m_inbox->wake(receiver);
     }
@@ -56,7 +56,7 @@ public:
 
 private:
     QFunnelInbox *const m_inbox;
-    bool m_armed = true;     // not delivered yet
+    bool m_armed = true; // not delivered yet
 };
 
 } // namespace
@@ -127,7 +127,7 @@ void QFunnelInbox::dropWhileUndeliverable()
             return;
         if (!m_passLock.tryLock())
             return;
-        dropAll(dead ? Drop::Dead : Drop::Stopped);  // also what a pass took and left
+        dropAll(dead ? Drop::Dead : Drop::Stopped); // also what a pass took and left
         m_passLock.unlock();
         if (!hasPushesAfterUnlock())
             return;
@@ -158,7 +158,7 @@ void QFunnelInbox::wake(QObject *receiver)
     m_wakePending.store(false, std::memory_order_seq_cst);
     const Qt::HANDLE self = QThread::currentThreadId();
     if (m_passOwner.load(std::memory_order_relaxed) == self) {
-        runPass(receiver);   // nested: a slot of the outer pass runs an event loop
+        runPass(receiver); // nested: a slot of the outer pass runs an event loop
         return;
     }
     // Taken by another thread only while it finishes a pass of the receiver's old thread or
@@ -171,7 +171,7 @@ void QFunnelInbox::wake(QObject *receiver)
     const bool leftover = m_first != nullptr;
     m_passLock.unlock();
     if (leftover)
-        requestWake();   // out of budget, or the receiver moved to another thread
+        requestWake(); // out of budget, or the receiver moved to another thread
     else
         settle();
 }
@@ -261,7 +261,7 @@ void QFunnelInbox::runPass(QObject *receiver)
                        || (route->mode & SpecialModes))) {
             const qsizetype n = deliverSpecial(c, receiver, here);
             if (n < 0)
-                break;      // moved: the rest goes to the receiver's new thread
+                break; // moved: the rest goes to the receiver's new thread
             settled += n;
         } else {
             run(c, receiver);
@@ -313,7 +313,7 @@ void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
 // receiver was destroyed or moved to another thread, or the connection coalesces its calls.
 // Returns the credits the call gives back, or -1 if the pass must stop (the call is put back).
 Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject *receiver,
-                                                    QThreadData *here)
+                                                      QThreadData *here)
 {
     QFunnelRoute *route = call->route;
     if (m_core->isStopped()) {

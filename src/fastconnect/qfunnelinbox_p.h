@@ -176,7 +176,7 @@ private:
     QFunnelCore *const m_core;
     QFunnelReceiverGuard *const m_guard;
     std::atomic<Qt::HANDLE> m_threadId;
-    QThreadData *m_registeredThread = nullptr;  // pass lock holder only; see runPass()
+    QThreadData *m_registeredThread = nullptr; // pass lock holder only; see runPass()
 
     std::atomic<quint64> m_delivered { 0 };
     std::atomic<quint64> m_discarded { 0 };

@@ -44,13 +44,16 @@ public:
     // The funnel stopped: every inbox drops what it holds (QFunnelInbox::dropPendingOnStop()).
     void dropAllPending();
 
-    struct Totals { quint64 delivered = 0, discarded = 0, coalesced = 0; };
+    struct Totals
+    {
+        quint64 delivered = 0, discarded = 0, coalesced = 0;
+    };
     Totals totals();
 
 private:
     QMutex m_lock;
-    QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes;   // guarded by m_lock
-    Totals m_retired;                                          // guarded by m_lock
+    QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes; // guarded by m_lock
+    Totals m_retired; // guarded by m_lock
 };
 
 } // namespace QtFastConnectPrivate

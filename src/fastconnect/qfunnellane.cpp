@@ -52,7 +52,7 @@ QFunnelLane::~QFunnelLane()
     m_core->removeEmittedCounter(&m_emitted);
     m_core->admission().removeReservation(&m_reserved);
     if (m_open && m_open->abandon())
-        delete m_open;   // sealed: the relay let go of it; otherwise it frees it after draining
+        delete m_open; // sealed: the relay let go of it; otherwise it frees it after draining
     m_core->deref();
 }
 
@@ -76,7 +76,7 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
         lane = new QFunnelLane(core);
         set.lanes.append(lane);
     }
-    tlCachedCore = core;   // the lane holds a reference: core cannot be reused meanwhile
+    tlCachedCore = core; // the lane holds a reference: core cannot be reused meanwhile
     tlCachedLane = lane;
     return lane;
 }
@@ -86,7 +86,7 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
     if (m_open) {
         if (!sealed && m_open->append(m_count, call)) {
             // The batch's last call (append() took every other case).
-            m_open = nullptr;   // full: the relay frees it once drained
+            m_open = nullptr; // full: the relay frees it once drained
             m_handedOff = true;
             return;
         }

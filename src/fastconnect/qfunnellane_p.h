@@ -88,12 +88,12 @@ private:
     static thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC;
     friend struct LaneSet;
 
-    QFunnelCore *const m_core;      // holds a reference
+    QFunnelCore *const m_core; // holds a reference
     QFunnelBatch *m_open = nullptr; // the batch being filled, or the last one (maybe sealed)
-    quint32 m_count = 0;            // calls written into m_open
-    bool m_handedOff = false;       // the last batch filled up: the relay owns it, unsealed
+    quint32 m_count = 0; // calls written into m_open
+    bool m_handedOff = false; // the last batch filled up: the relay owns it, unsealed
     alignas(64) std::atomic<qsizetype> m_reserved { 0 }; // own line: touched on every call
-    std::atomic<quint64> m_emitted { 0 };                 // same line, same writer
+    std::atomic<quint64> m_emitted { 0 }; // same line, same writer
 };
 
 } // namespace QtFastConnectPrivate

@@ -36,17 +36,19 @@ namespace QtFastConnectPrivate {
 // that ConnectionData exists.
 class QFunnelSenderScope : public QObjectPrivate::Sender
 {
-    template <typename S>
+    template<typename S>
     static constexpr bool TakesConnectionData =
             std::is_constructible_v<S, QObject *, QObject *, int, QObjectPrivate::ConnectionData *>;
 
 public:
-    template <typename S = QObjectPrivate::Sender, std::enable_if_t<TakesConnectionData<S>, bool> = true>
+    template<typename S = QObjectPrivate::Sender,
+             std::enable_if_t<TakesConnectionData<S>, bool> = true>
     QFunnelSenderScope(QObject *receiver, QObject *sender, int signal,
                        QObjectPrivate::ConnectionData *receiverConnections)
         : S(receiver, sender, signal, receiverConnections)
     {}
-    template <typename S = QObjectPrivate::Sender, std::enable_if_t<!TakesConnectionData<S>, bool> = true>
+    template<typename S = QObjectPrivate::Sender,
+             std::enable_if_t<!TakesConnectionData<S>, bool> = true>
     QFunnelSenderScope(QObject *receiver, QObject *sender, int signal,
                        QObjectPrivate::ConnectionData *)
         : S(receiver, sender, signal)
@@ -56,12 +58,12 @@ public:
 // Whether a value of type can be copied into a queued call. Qt >= 6.5 leaves the interface's
 // copy constructor null for trivially copyable types and answers with isCopyConstructible();
 // Qt 6.4 has no such function and sets copyCtr for every copyable type.
-template <typename MT = QMetaType>
+template<typename MT = QMetaType>
 auto qfcIsCopyConstructible(MT type, int) -> decltype(type.isCopyConstructible())
 {
     return type.isCopyConstructible();
 }
-template <typename MT = QMetaType>
+template<typename MT = QMetaType>
 bool qfcIsCopyConstructible(MT type, long)
 {
     const QtPrivate::QMetaTypeInterface *iface = type.iface();

@@ -31,8 +31,7 @@ GuardRegistry &registry()
 
 QFunnelReceiverGuard::QFunnelReceiverGuard(QObject *receiver)
     : m_receiver(receiver), m_weak(receiver)
-{
-}
+{}
 
 void QFunnelReceiverGuard::deref() noexcept
 {
@@ -56,8 +55,9 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
         slot = guard;
         // Direct: destroyed() is emitted in whichever thread deletes the receiver, and the hook
         // must run before the memory is freed.
-        QObject::connect(receiver, &QObject::destroyed, receiver,
-                         [guard] { guard->receiverDestroyed(); }, Qt::DirectConnection);
+        QObject::connect(
+                receiver, &QObject::destroyed, receiver, [guard] { guard->receiverDestroyed(); },
+                Qt::DirectConnection);
     }
     slot->ref();
     return slot;

@@ -71,10 +71,10 @@ private:
     explicit QFunnelReceiverGuard(QObject *receiver);
     void receiverDestroyed();
 
-    std::atomic<QObject *> m_receiver;  // nulled by the destroyed() hook
-    std::atomic<int> m_readers { 0 };   // post() calls using the receiver right now
-    QPointer<QObject> m_weak;     // second line: holds even if the hook was disconnected
-    QAtomicInt m_ref { 1 };       // the registry's reference
+    std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
+    std::atomic<int> m_readers { 0 }; // post() calls using the receiver right now
+    QPointer<QObject> m_weak; // second line: holds even if the hook was disconnected
+    QAtomicInt m_ref { 1 }; // the registry's reference
 };
 
 } // namespace QtFastConnectPrivate

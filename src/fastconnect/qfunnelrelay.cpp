@@ -14,8 +14,8 @@
 #include <vector>
 
 #ifdef Q_OS_LINUX
-#  include <pthread.h>
-#  include <sys/prctl.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #endif
 
 QT_BEGIN_NAMESPACE
@@ -27,7 +27,7 @@ namespace {
 // A batch in the relay's hands.
 struct HeldBatch : QFunnelBatchCursor
 {
-    bool fresh = false;    // the round found new calls in it
+    bool fresh = false; // the round found new calls in it
 };
 
 // Collects one round's calls per receiver, in order, as chains ready for
@@ -67,7 +67,7 @@ private:
             if (c.inbox == inbox)
                 return &c;
         }
-        m_chains.append(Chain{ inbox, nullptr, nullptr });
+        m_chains.append(Chain { inbox, nullptr, nullptr });
         return &m_chains.last();
     }
     QVarLengthArray<Chain, 8> m_chains;
@@ -101,13 +101,13 @@ void QFunnelRelay::run()
     Router router;
     bool stopping = false;
 
-    std::vector<QFunnelFlushMarker *> flushes;   // completed once this round has routed
+    std::vector<QFunnelFlushMarker *> flushes; // completed once this round has routed
 
     auto accept = [&](QFunnelBatch *b) {
         if (b && QFunnelFlushMarker::is(b))
             flushes.push_back(static_cast<QFunnelFlushMarker *>(b));
         else if (b)
-            held.push_back(HeldBatch{ { b }, false });
+            held.push_back(HeldBatch { { b }, false });
         else
             stopping = true;
     };
@@ -140,7 +140,7 @@ void QFunnelRelay::run()
         for (QFunnelFlushMarker *m : flushes)
             m->complete();
         flushes.clear();
-        if (routed) {   // statistics: rounds that handed calls over
+        if (routed) { // statistics: rounds that handed calls over
             m_calls.fetch_add(routed, std::memory_order_relaxed);
             m_rounds.fetch_add(1, std::memory_order_relaxed);
         }

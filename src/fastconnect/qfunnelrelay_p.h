@@ -41,7 +41,7 @@ public:
     ~QFunnelRelay() { stopAndJoin(); }
 
     void start();
-    void stopAndJoin();   // any thread but the relay's; idempotent
+    void stopAndJoin(); // any thread but the relay's; idempotent
 
     // True while the relay is blocked in the queue with no batch in hand; read by producers to
     // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its

@@ -9,13 +9,13 @@
 #include <utility>
 
 #if defined(Q_OS_UNIX)
-#  include <sys/mman.h>
-#  include <unistd.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #if defined(QT_FASTCONNECT_POOL_ASAN) && __has_include(<sanitizer/lsan_interface.h>)
-#  include <sanitizer/lsan_interface.h>
-#  define QT_FASTCONNECT_POOL_LSAN_ROOTS
+#include <sanitizer/lsan_interface.h>
+#define QT_FASTCONNECT_POOL_LSAN_ROOTS
 #endif
 
 QT_BEGIN_NAMESPACE
@@ -312,7 +312,7 @@ namespace QtFastConnectPrivate {
 
 namespace {
 
-constexpr qsizetype PagesPerBatch = 32;   // 128 KiB per system call
+constexpr qsizetype PagesPerBatch = 32; // 128 KiB per system call
 
 static_assert(std::is_standard_layout_v<QPoolArena>, "QPoolArena::fromOwnHead() needs it");
 
@@ -350,12 +350,12 @@ QPoolControl *controlOf(QPoolHandle *pool)
 struct PageCache
 {
     QBasicMutex lock;
-    void **pages = nullptr;        // protected by lock
-    qsizetype count = 0;           // protected by lock
-    qsizetype capacity = 0;        // protected by lock; at least total, so returning a page
-                                   // never allocates
-    qsizetype total = 0;           // protected by lock; every page ever mapped
-    std::atomic<qint64> mapped { 0 };   // relaxed: statistics only (total, readable unlocked)
+    void **pages = nullptr; // protected by lock
+    qsizetype count = 0; // protected by lock
+    qsizetype capacity = 0; // protected by lock; at least total, so returning a page
+            // never allocates
+    qsizetype total = 0; // protected by lock; every page ever mapped
+    std::atomic<qint64> mapped { 0 }; // relaxed: statistics only (total, readable unlocked)
 };
 // Constant-initialized and trivially destructible: usable during static destruction.
 Q_CONSTINIT PageCache pageCache;
@@ -444,11 +444,11 @@ void releasePage(void *page)
 {
 #if defined(Q_OS_UNIX) && defined(MADV_DONTNEED)
     if (systemPagesAre4KiB())
-        madvise(page, QPoolPageSize, MADV_DONTNEED);   // its next use faults in a zero page
+        madvise(page, QPoolPageSize, MADV_DONTNEED); // its next use faults in a zero page
 #endif
-    qPoolPoison(page, QPoolPageSize);   // under ASan, unaddressable until an arena takes it
+    qPoolPoison(page, QPoolPageSize); // under ASan, unaddressable until an arena takes it
     pageCache.lock.lock();
-    Q_ASSERT(pageCache.count < pageCache.capacity);   // capacity covers every mapped page
+    Q_ASSERT(pageCache.count < pageCache.capacity); // capacity covers every mapped page
     pageCache.pages[pageCache.count++] = page;
     pageCache.lock.unlock();
 }
@@ -458,7 +458,7 @@ void releaseArena(QPoolControl *control, QPoolArena *arena)
 {
     arena->adoptBacklog();
     if (arena->isEmpty()) {
-        arena->trim();   // every page is free: returns them all
+        arena->trim(); // every page is free: returns them all
         Q_ASSERT(!arena->m_pages);
         delete arena;
         control->arenas.fetch_sub(1, std::memory_order_relaxed);
@@ -477,7 +477,7 @@ void releaseArena(QPoolControl *control, QPoolArena *arena)
 // An orphaned arena to adopt, or a new one. Not yet registered for thread exit.
 QPoolArena *takeArena(QPoolControl *control)
 {
-    control->orphanLock.lock();   // hands over the owner side from the orphaning thread
+    control->orphanLock.lock(); // hands over the owner side from the orphaning thread
     QPoolArena *arena = control->orphans;
     if (arena) {
         control->orphans = std::exchange(arena->m_nextOrphan, nullptr);
@@ -500,7 +500,7 @@ struct ThreadArenas
     {
         QPoolHandle *pool;
         QPoolControl *control;
-        QPoolArenaHead **slot;   // the pool's thread_local arena pointer, in this thread
+        QPoolArenaHead **slot; // the pool's thread_local arena pointer, in this thread
     };
     QVarLengthArray<Entry, 8> entries;
 
@@ -526,7 +526,7 @@ QPoolChunk *allocateAfterRelease(QPoolControl *control)
     QPoolChunk *c = arena->pop();
     if (!c)
         c = arena->refill();
-    releaseArena(control, arena);   // c is out, so this orphans it
+    releaseArena(control, arena); // c is out, so this orphans it
     return c;
 }
 
@@ -566,9 +566,9 @@ void QPoolArena::adoptBacklog() noexcept
     QPoolChunk *list = nullptr;
     switch (m_control->model) {
     case QPoolThreadModel::SingleThreaded:
-        return;   // frees go straight to the stack
+        return; // frees go straight to the stack
     case QPoolThreadModel::SharedPool:
-        m_head->backlogLock.lock();   // pairs with the unlock in pushLocked()
+        m_head->backlogLock.lock(); // pairs with the unlock in pushLocked()
         // relaxed: the backlog lock orders these accesses.
         list = m_head->backlog.load(std::memory_order_relaxed);
         m_head->backlog.store(nullptr, std::memory_order_relaxed);
@@ -632,7 +632,7 @@ qint64 QPoolArena::trim() noexcept
     // Drop the free pages' chunks from the stack, keeping the order of the others.
     QPoolChunk *head = nullptr;
     QPoolChunk *last = nullptr;
-    for (QPoolChunk *c = m_head->stack; c; ) {
+    for (QPoolChunk *c = m_head->stack; c;) {
         QPoolChunk *next = qPoolReadNext(c);
         if (qPoolPageOf(c)->used) {
             if (last)
@@ -672,9 +672,9 @@ QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
     if (tlArenasReleased)
         return allocateAfterRelease(control);
     QPoolArena *arena = takeArena(control);
-    tlArenas.entries.append({ pool, control, slot });   // first touch registers its destructor
+    tlArenas.entries.append({ pool, control, slot }); // first touch registers its destructor
     *slot = arena->head();
-    if (QPoolChunk *c = arena->pop())   // an adopted orphan may have free chunks
+    if (QPoolChunk *c = arena->pop()) // an adopted orphan may have free chunks
         return c;
     return arena->refill();
 }
@@ -701,7 +701,7 @@ void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
         control->sharedArena.trim();
         return;
     case QPoolThreadModel::SharedPool:
-        pool->sharedArena.stackLock.lock();   // the owner side of the shared arena
+        pool->sharedArena.stackLock.lock(); // the owner side of the shared arena
         control->sharedArena.trim();
         pool->sharedArena.stackLock.unlock();
         return;
@@ -763,8 +763,8 @@ bool qPoolIsCurrentThreadArena(const QPoolArenaHead *arena) noexcept
 void qPoolDoubleFree(const void *chunk)
 {
     const QPoolPageHeader *page = qPoolPageOf(chunk);
-    qFatal("QPoolAllocator: double free of the %u-byte chunk %p (arena %p)",
-           page->chunkSize, chunk, static_cast<const void *>(page->arena));
+    qFatal("QPoolAllocator: double free of the %u-byte chunk %p (arena %p)", page->chunkSize, chunk,
+           static_cast<const void *>(page->arena));
 }
 
 } // namespace QtFastConnectPrivate

@@ -13,13 +13,13 @@
 
 // AddressSanitizer: free chunks are poisoned (see qPoolPoison() below).
 #if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#  define QT_FASTCONNECT_POOL_ASAN
-#  include <sanitizer/asan_interface.h>
+#define QT_FASTCONNECT_POOL_ASAN
+#include <sanitizer/asan_interface.h>
 #endif
 
 // Double-free detection: debug builds and AddressSanitizer builds.
 #if !defined(QT_NO_DEBUG) || defined(QT_FASTCONNECT_POOL_ASAN)
-#  define QT_FASTCONNECT_POOL_CHECKS
+#define QT_FASTCONNECT_POOL_CHECKS
 #endif
 
 QT_BEGIN_NAMESPACE
@@ -33,13 +33,13 @@ enum class QPoolThreadModel : quint8 {
 
 struct QPoolAllocatorStats
 {
-    qint64 pagesInUse = 0;       // this pool: pages held by its arenas, live or orphaned
-    qint64 pagesReturned = 0;    // this pool: pages given back since the process started
-    qint64 arenas = 0;           // this pool: arenas, live or orphaned
-    qint64 orphanedArenas = 0;   // this pool: arenas whose thread exited with chunks still out
-    quint64 fallbackCount = 0;   // this pool: oversized requests served by ::operator new
-    qint64 pagesMapped = 0;      // process: pages obtained from the system, all pools
-    qint64 pagesCached = 0;      // process: returned pages kept for reuse, all pools
+    qint64 pagesInUse = 0; // this pool: pages held by its arenas, live or orphaned
+    qint64 pagesReturned = 0; // this pool: pages given back since the process started
+    qint64 arenas = 0; // this pool: arenas, live or orphaned
+    qint64 orphanedArenas = 0; // this pool: arenas whose thread exited with chunks still out
+    quint64 fallbackCount = 0; // this pool: oversized requests served by ::operator new
+    qint64 pagesMapped = 0; // process: pages obtained from the system, all pools
+    qint64 pagesCached = 0; // process: returned pages kept for reuse, all pools
 };
 
 // Machinery behind QPoolAllocator. Not public API, but part of the library's ABI: the allocation
@@ -64,7 +64,7 @@ struct QPoolAllocatorStats
 // allocate memory in static TLS block"; tests/auto/plugin).
 namespace QtFastConnectPrivate {
 
-struct QPoolControl;   // opaque: created by the library at a pool's first use
+struct QPoolControl; // opaque: created by the library at a pool's first use
 
 inline constexpr std::size_t QPoolPageSize = 4096;
 inline constexpr std::size_t QPoolPageHeaderSize = 128;
@@ -75,8 +75,8 @@ inline constexpr quintptr QPoolFreeMark = quintptr(Q_UINT64_C(0xF4EE0C4A2D1F7A5E
 // A free chunk. An allocated chunk is the caller's bytes; chunks are at least 16 bytes.
 struct QPoolChunk
 {
-    QPoolChunk *next;      // the stack or backlog below this chunk
-    quintptr freeMark;     // QPoolFreeMark while free (checking builds only)
+    QPoolChunk *next; // the stack or backlog below this chunk
+    quintptr freeMark; // QPoolFreeMark while free (checking builds only)
 };
 
 // Free chunks (and uncarved page space) are poisoned under ASan, so that a use after free is
@@ -158,7 +158,7 @@ struct QPoolArenaHead
     // Any thread, SharedPool: push onto the backlog under the backlog lock.
     void pushLocked(QPoolChunk *c) noexcept
     {
-        backlogLock.lock();   // pairs with the unlock in adoptBacklog() and other pushes
+        backlogLock.lock(); // pairs with the unlock in adoptBacklog() and other pushes
         // relaxed: the backlog lock orders these accesses.
         qPoolWriteNext(c, backlog.load(std::memory_order_relaxed));
         backlog.store(c, std::memory_order_relaxed);
@@ -166,11 +166,11 @@ struct QPoolArenaHead
     }
 
     // Owner side; cache line 0.
-    QPoolChunk *stack = nullptr;      // free chunks, LIFO, linked in place
-    QBasicMutex stackLock;            // SharedPool: held around pop() and qPoolRefill()
+    QPoolChunk *stack = nullptr; // free chunks, LIFO, linked in place
+    QBasicMutex stackLock; // SharedPool: held around pop() and qPoolRefill()
     // Written by freeing threads; cache line 1, so that they do not contend with the owner.
     alignas(64) std::atomic<QPoolChunk *> backlog { nullptr };
-    QBasicMutex backlogLock;          // SharedPool: held around every backlog access
+    QBasicMutex backlogLock; // SharedPool: held around every backlog access
 };
 
 // One per QPoolAllocator<N, Model> in each shared object that instantiates it: constant-
@@ -182,7 +182,7 @@ struct QPoolHandle
 
     constexpr QPoolHandle(std::size_t size, QPoolThreadModel threadModel) noexcept
         : chunkSize(quint32(size)), model(threadModel)
-    { }
+    {}
 
     // SingleThreaded and SharedPool: the head of the one arena. MultiPool and MultiThreaded:
     // a head that stays empty (never pushed to), the value of each thread's arena pointer until
@@ -219,7 +219,7 @@ Q_NORETURN Q_DECL_COLD_FUNCTION Q_FASTCONNECT_EXPORT void qPoolDoubleFree(const 
 inline void *qPoolHandOut(QPoolChunk *c, std::size_t size, std::size_t chunkSize) noexcept
 {
     qPoolUnpoison(c, sizeof(QPoolChunk));
-    c->freeMark = 0;   // always: a stale mark from a checking build would read as a double free
+    c->freeMark = 0; // always: a stale mark from a checking build would read as a double free
     qPoolPoison(c, chunkSize);
     qPoolUnpoison(c, size);
     return c;
@@ -240,7 +240,7 @@ inline QPoolChunk *qPoolTakeBack(void *p, std::size_t chunkSize) noexcept
 
 } // namespace QtFastConnectPrivate
 
-template <std::size_t ChunkSize, QPoolThreadModel Model = QPoolThreadModel::MultiThreaded>
+template<std::size_t ChunkSize, QPoolThreadModel Model = QPoolThreadModel::MultiThreaded>
 class QPoolAllocator
 {
     static_assert(ChunkSize > 0, "QPoolAllocator: the chunk size must not be 0");
@@ -254,7 +254,7 @@ public:
             (QtFastConnectPrivate::QPoolPageSize - QtFastConnectPrivate::QPoolPageHeaderSize)
             / chunkSize;
     static_assert(ChunkSize <= QtFastConnectPrivate::QPoolPageSize
-                                       - QtFastConnectPrivate::QPoolPageHeaderSize,
+                                  - QtFastConnectPrivate::QPoolPageHeaderSize,
                   "QPoolAllocator: the chunk size must be at most 3968 bytes");
 
     QPoolAllocator() = delete;
@@ -274,10 +274,10 @@ public:
                 c = qPoolRefillShared(&s_pool);
         } else if constexpr (Model == QPoolThreadModel::SharedPool) {
             QPoolArenaHead &arena = s_pool.sharedArena;
-            arena.stackLock.lock();       // hands the owner side from the previous holder
+            arena.stackLock.lock(); // hands the owner side from the previous holder
             c = arena.pop();
             if (Q_UNLIKELY(!c))
-                c = qPoolRefillShared(&s_pool);   // takes backlogLock inside
+                c = qPoolRefillShared(&s_pool); // takes backlogLock inside
             arena.stackLock.unlock();
         } else {
             c = s_arena->pop();
@@ -316,10 +316,7 @@ public:
         }
     }
 
-    static quint64 fallbackCount() noexcept
-    {
-        return stats().fallbackCount;
-    }
+    static quint64 fallbackCount() noexcept { return stats().fallbackCount; }
 
     static QPoolAllocatorStats stats() noexcept
     {
@@ -380,15 +377,24 @@ public:
     }
 };
 
-#define Q_FASTCONNECT_POOLED \
-    static void *operator new(std::size_t size) \
-    { return QT_PREPEND_NAMESPACE(QSizeClassPool)::allocate(size); } \
-    static void operator delete(void *p, std::size_t size) noexcept \
-    { QT_PREPEND_NAMESPACE(QSizeClassPool)::deallocate(p, size); } \
-    static void *operator new(std::size_t size, std::align_val_t alignment) \
-    { return ::operator new(size, alignment); } \
-    static void operator delete(void *p, std::size_t size, std::align_val_t alignment) noexcept \
-    { Q_UNUSED(size); ::operator delete(p, alignment); }
+#define Q_FASTCONNECT_POOLED                                                                       \
+    static void *operator new(std::size_t size)                                                    \
+    {                                                                                              \
+        return QT_PREPEND_NAMESPACE(QSizeClassPool)::allocate(size);                               \
+    }                                                                                              \
+    static void operator delete(void *p, std::size_t size) noexcept                                \
+    {                                                                                              \
+        QT_PREPEND_NAMESPACE(QSizeClassPool)::deallocate(p, size);                                 \
+    }                                                                                              \
+    static void *operator new(std::size_t size, std::align_val_t alignment)                        \
+    {                                                                                              \
+        return ::operator new(size, alignment);                                                    \
+    }                                                                                              \
+    static void operator delete(void *p, std::size_t size, std::align_val_t alignment) noexcept    \
+    {                                                                                              \
+        Q_UNUSED(size);                                                                            \
+        ::operator delete(p, alignment);                                                           \
+    }
 
 QT_END_NAMESPACE
 

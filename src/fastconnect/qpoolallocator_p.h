@@ -32,16 +32,16 @@ struct QPoolPageHeader
 {
     // Cache line 0: read by every thread that frees a chunk of this page. Written only while no
     // chunk of the page is out (when an arena takes the page), so those reads never race.
-    QPoolArenaHead *head;             // word 0, read by qPoolArenaOf(): public ABI
+    QPoolArenaHead *head; // word 0, read by qPoolArenaOf(): public ABI
     QPoolArena *arena;
     QPoolControl *control;
-    quint32 chunkSize;                // bytes
-    quint32 chunkCount;               // chunks in this page
+    quint32 chunkSize; // bytes
+    quint32 chunkCount; // chunks in this page
     // Cache line 1: owner only (see QPoolArena), apart from line 0 so that cross-thread frees
     // do not contend with the owner's counting.
-    alignas(64) quint32 used;         // chunks not on the arena's stack and not uncarved: out,
-                                      // or in the backlog; valid only right after countUse()
-    QPoolPageHeader *nextPage;        // the arena's page list
+    alignas(64) quint32 used; // chunks not on the arena's stack and not uncarved: out,
+            // or in the backlog; valid only right after countUse()
+    QPoolPageHeader *nextPage; // the arena's page list
 };
 static_assert(sizeof(QPoolPageHeader) <= QPoolPageHeaderSize);
 static_assert(offsetof(QPoolPageHeader, head) == 0, "qPoolArenaOf() reads the first word");
@@ -64,11 +64,11 @@ class QPoolArena
     Q_DISABLE_COPY_MOVE(QPoolArena)
 public:
     // A per-thread arena: its head is its own.
-    explicit QPoolArena(QPoolControl *control) noexcept : m_head(&m_ownHead), m_control(control) { }
+    explicit QPoolArena(QPoolControl *control) noexcept : m_head(&m_ownHead), m_control(control) {}
     // The shared arena of a SingleThreaded or SharedPool pool: its head is the pool handle's.
     QPoolArena(QPoolControl *control, QPoolArenaHead *head) noexcept
         : m_head(head), m_control(control)
-    { }
+    {}
 
     // The per-thread arena whose head is head (not for a shared arena).
     static QPoolArena *fromOwnHead(QPoolArenaHead *head) noexcept
@@ -92,14 +92,14 @@ public:
     // Owner: sets every page's used count (off the hot path: O(pages + free chunks)).
     void countUse() noexcept;
 
-    QPoolArenaHead m_ownHead;             // first: see fromOwnHead(); unused in a shared arena
+    QPoolArenaHead m_ownHead; // first: see fromOwnHead(); unused in a shared arena
     QPoolArenaHead *const m_head;
-    char *m_bump = nullptr;               // uncarved rest of the newest page
+    char *m_bump = nullptr; // uncarved rest of the newest page
     char *m_bumpEnd = nullptr;
-    QPoolPageHeader *m_pages = nullptr;   // every page of this arena
+    QPoolPageHeader *m_pages = nullptr; // every page of this arena
     QPoolControl *const m_control;
-    const void *m_owner = nullptr;        // the owning thread's token; null if orphaned or shared
-    QPoolArena *m_nextOrphan = nullptr;   // protected by the pool's orphan lock
+    const void *m_owner = nullptr; // the owning thread's token; null if orphaned or shared
+    QPoolArena *m_nextOrphan = nullptr; // protected by the pool's orphan lock
 };
 
 // The library's part of a pool, one per QPoolHandle: created at the pool's first use and never
@@ -110,7 +110,7 @@ struct QPoolControl
 
     explicit QPoolControl(QPoolHandle *pool) noexcept
         : chunkSize(pool->chunkSize), model(pool->model), sharedArena(this, &pool->sharedArena)
-    { }
+    {}
 
     const quint32 chunkSize;
     const QPoolThreadModel model;
@@ -119,11 +119,11 @@ struct QPoolControl
     std::atomic<qint64> pagesInUse { 0 };
     std::atomic<qint64> pagesReturned { 0 };
     std::atomic<qint64> arenas { 0 };
-    std::atomic<qint64> orphanCount { 0 };   // changed under orphanLock
+    std::atomic<qint64> orphanCount { 0 }; // changed under orphanLock
     // MultiPool and MultiThreaded: arenas whose thread exited with chunks out, waiting for a
     // thread that needs an arena. Touched at thread start and exit and by trim() only.
     QBasicMutex orphanLock;
-    QPoolArena *orphans = nullptr;            // protected by orphanLock
+    QPoolArena *orphans = nullptr; // protected by orphanLock
     // SingleThreaded and SharedPool: the one arena, whose head is the pool handle's.
     QPoolArena sharedArena;
 };

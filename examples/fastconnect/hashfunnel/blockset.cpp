@@ -10,8 +10,8 @@
 #include <QtCore/qset.h>
 
 #if __has_include(<dlfcn.h>)
-#  include <dlfcn.h>
-#  define HASHFUNNEL_HAVE_DLADDR
+#include <dlfcn.h>
+#define HASHFUNNEL_HAVE_DLADDR
 #endif
 
 QString QBlockSet::qtLibraryDirectory()
@@ -31,8 +31,8 @@ QString QBlockSet::qtLibraryDirectory()
 
 QStringList QBlockSet::qtLibraryFiles(const QString &directory)
 {
-    const QFileInfoList entries = QDir(directory).entryInfoList(
-            { QStringLiteral("libQt6*.so*") }, QDir::Files, QDir::Name);
+    const QFileInfoList entries = QDir(directory).entryInfoList({ QStringLiteral("libQt6*.so*") },
+                                                                QDir::Files, QDir::Name);
     QStringList files;
     QSet<QString> seen;
     for (const QFileInfo &entry : entries) {
@@ -90,8 +90,8 @@ bool QBlockSet::load(const QStringList &paths, qsizetype blockSize, QString *err
     for (const QByteArray &data : std::as_const(m_files)) {
         m_totalBytes += data.size();
         for (qsizetype offset = 0; offset < data.size(); offset += blockSize)
-            m_blocks.append(QByteArrayView(data).sliced(offset,
-                                                        qMin(blockSize, data.size() - offset)));
+            m_blocks.append(
+                    QByteArrayView(data).sliced(offset, qMin(blockSize, data.size() - offset)));
     }
     return true;
 }

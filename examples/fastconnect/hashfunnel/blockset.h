@@ -35,7 +35,7 @@ private:
     void clear();
 
     QList<QByteArray> m_files;
-    QList<QByteArrayView> m_blocks;    // views into m_files
+    QList<QByteArrayView> m_blocks; // views into m_files
     qsizetype m_blockSize = 0;
     qint64 m_totalBytes = 0;
 };

@@ -58,7 +58,7 @@ QHashTally QHashWorkerPool::waitForPass()
 }
 
 // The hot loop; one instantiation per mode, so that the ceiling carries no trace of emission.
-template <QHashWorkerPool::Mode M>
+template<QHashWorkerPool::Mode M>
 QHashTally QHashWorkerPool::hashShare(QHashReporter *reporter)
 {
     QHashTally tally;

@@ -35,10 +35,7 @@ struct QHashTally
     {
         return a.count == b.count && a.checksum == b.checksum;
     }
-    friend bool operator!=(const QHashTally &a, const QHashTally &b) noexcept
-    {
-        return !(a == b);
-    }
+    friend bool operator!=(const QHashTally &a, const QHashTally &b) noexcept { return !(a == b); }
 };
 
 // Every block of the set hashed once in the calling thread: the reference a pass must match.
@@ -81,20 +78,21 @@ public:
 
 private:
     void run(int worker);
-    template <Mode M> QHashTally hashShare(QHashReporter *reporter);
+    template<Mode M>
+    QHashTally hashShare(QHashReporter *reporter);
 
     const QBlockSet &m_blocks;
-    std::vector<QHashReporter *> m_reporters;          // each owned by its worker thread
+    std::vector<QHashReporter *> m_reporters; // each owned by its worker thread
     std::vector<std::thread> m_threads;
 
-    alignas(64) std::atomic<qsizetype> m_next { 0 };   // every worker hits it: own cache line
+    alignas(64) std::atomic<qsizetype> m_next { 0 }; // every worker hits it: own cache line
 
-    alignas(64) std::mutex m_lock;                     // guards the pass state below
+    alignas(64) std::mutex m_lock; // guards the pass state below
     std::condition_variable m_passStarted;
-    std::condition_variable m_passFinished;           // also: every reporter created
+    std::condition_variable m_passFinished; // also: every reporter created
     quint64 m_pass = 0;
     Mode m_mode = Mode::Fold;
-    int m_starting = 0;                                // workers yet to create their reporter
+    int m_starting = 0; // workers yet to create their reporter
     int m_running = 0;
     bool m_stopping = false;
     QHashTally m_folded;

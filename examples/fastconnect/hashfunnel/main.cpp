@@ -109,7 +109,8 @@ QHashFunnelOptions parseOptions(const QCoreApplication &app)
         const int n = item.trimmed().toInt(&ok);
         if (!ok || n < 1 || n > 1024) {
             usageError(QStringLiteral("--threads: '%1' is not a thread count from 1 to 1024 "
-                                      "(in '%2')").arg(item, threads));
+                                      "(in '%2')")
+                               .arg(item, threads));
         }
         options.threadCounts.append(n);
     }
@@ -148,10 +149,12 @@ void loadInput(const QHashFunnelOptions &options, QBlockSet *blocks)
         paths = QBlockSet::qtLibraryFiles(directory);
         if (paths.isEmpty()) {
             usageError(QStringLiteral("no input files: no libQt6*.so* in %1; name the files to "
-                                      "hash on the command line").arg(directory));
+                                      "hash on the command line")
+                               .arg(directory));
         }
         progress(QStringLiteral("reading the %1 Qt libraries in %2")
-                         .arg(paths.size()).arg(directory));
+                         .arg(paths.size())
+                         .arg(directory));
     } else {
         progress(QStringLiteral("reading %1 file(s)").arg(paths.size()));
     }
@@ -187,10 +190,10 @@ void printHeader(const QHashFunnelOptions &options, const QBlockSet &blocks,
         printTo(stdout, QStringLiteral("threads,ceiling_per_s,qt_per_s,funnel_per_s"));
     } else {
         printTo(stdout, header);
-        printTo(stdout, tableRow({ QStringLiteral("threads"), QStringLiteral("ceiling blocks/s"),
-                                   QStringLiteral("Qt blocks/s"), QStringLiteral("funnel blocks/s"),
-                                   QStringLiteral("funnel/Qt"),
-                                   QStringLiteral("funnel/ceiling") }));
+        printTo(stdout,
+                tableRow({ QStringLiteral("threads"), QStringLiteral("ceiling blocks/s"),
+                           QStringLiteral("Qt blocks/s"), QStringLiteral("funnel blocks/s"),
+                           QStringLiteral("funnel/Qt"), QStringLiteral("funnel/ceiling") }));
     }
 }
 
@@ -198,21 +201,25 @@ void printRow(const QHashFunnelOptions &options, int threads, double ceiling, do
               double funnel)
 {
     if (options.csv) {
-        printTo(stdout, QStringLiteral("%1,%2,%3,%4").arg(threads).arg(std::llround(ceiling))
-                                .arg(std::llround(qt)).arg(std::llround(funnel)));
+        printTo(stdout,
+                QStringLiteral("%1,%2,%3,%4")
+                        .arg(threads)
+                        .arg(std::llround(ceiling))
+                        .arg(std::llround(qt))
+                        .arg(std::llround(funnel)));
     } else {
-        printTo(stdout, tableRow({ QString::number(threads), grouped(ceiling), grouped(qt),
-                                   grouped(funnel),
-                                   QStringLiteral("%1x").arg(funnel / qt, 0, 'f', 2),
-                                   QStringLiteral("%1%").arg(100 * funnel / ceiling, 0, 'f', 1) }));
+        printTo(stdout,
+                tableRow({ QString::number(threads), grouped(ceiling), grouped(qt), grouped(funnel),
+                           QStringLiteral("%1x").arg(funnel / qt, 0, 'f', 2),
+                           QStringLiteral("%1%").arg(100 * funnel / ceiling, 0, 'f', 1) }));
     }
 }
 
 // One measurement; exits with WrongResults if a pass did not deliver exactly the reference.
 double measure(QSchemeRunner &runner, QDeliveryScheme scheme, int threads)
 {
-    const QString what = QStringLiteral("%1 thread(s): %2").arg(threads)
-                                 .arg(QSchemeRunner::name(scheme));
+    const QString what =
+            QStringLiteral("%1 thread(s): %2").arg(threads).arg(QSchemeRunner::name(scheme));
     progress(what + QStringLiteral(" ..."));
     QMeasurement m;
     QString error;
@@ -222,8 +229,10 @@ double measure(QSchemeRunner &runner, QDeliveryScheme scheme, int threads)
         // for good.
         std::_Exit(WrongResults);
     }
-    progress(QStringLiteral("%1: %2 blocks/s (%3 pass(es) in %4 s)").arg(what)
-                     .arg(grouped(m.blocksPerSecond())).arg(m.passes)
+    progress(QStringLiteral("%1: %2 blocks/s (%3 pass(es) in %4 s)")
+                     .arg(what)
+                     .arg(grouped(m.blocksPerSecond()))
+                     .arg(m.passes)
                      .arg(m.nanoseconds / 1e9, 0, 'f', 2));
     return m.blocksPerSecond();
 }

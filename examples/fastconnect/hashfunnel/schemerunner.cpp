@@ -10,11 +10,9 @@
 
 #include <cmath>
 
-QSchemeRunner::QSchemeRunner(QHashWorkerPool &pool, const QHashTally &reference,
-                             double minSeconds)
+QSchemeRunner::QSchemeRunner(QHashWorkerPool &pool, const QHashTally &reference, double minSeconds)
     : m_pool(pool), m_reference(reference), m_minNanoseconds(qint64(std::ceil(minSeconds * 1e9)))
-{
-}
+{}
 
 QString QSchemeRunner::name(QDeliveryScheme scheme)
 {
@@ -37,11 +35,11 @@ bool QSchemeRunner::connectReporters(QDeliveryScheme scheme,
         QHashReporter *reporter = m_pool.reporter(i);
         QMetaObject::Connection c;
         if (scheme == QDeliveryScheme::Queued) {
-            c = QObject::connect(reporter, &QHashReporter::blockHashed,
-                                 &m_sink, &QResultSink::onBlockHashed, Qt::QueuedConnection);
+            c = QObject::connect(reporter, &QHashReporter::blockHashed, &m_sink,
+                                 &QResultSink::onBlockHashed, Qt::QueuedConnection);
         } else {
-            c = QtFastConnect::connect(reporter, &QHashReporter::blockHashed,
-                                       &m_sink, &QResultSink::onBlockHashed);
+            c = QtFastConnect::connect(reporter, &QHashReporter::blockHashed, &m_sink,
+                                       &QResultSink::onBlockHashed);
         }
         if (!c)
             return false;
@@ -78,7 +76,7 @@ bool QSchemeRunner::runDeliveryPass(QHashTally *tally)
     watchdog.stop();
     if (stalled) {
         *tally = m_sink.tally();
-        return false;   // the workers cannot be waited for: they may be blocked in an emit
+        return false; // the workers cannot be waited for: they may be blocked in an emit
     }
     // Every result arrived, so the workers are past their last emit and about to go idle.
     m_pool.waitForPass();
@@ -108,9 +106,12 @@ bool QSchemeRunner::measure(QDeliveryScheme scheme, QMeasurement *result, QStrin
         } else if (!runDeliveryPass(&tally)) {
             *errorMessage = QStringLiteral("%1, %2 threads, pass %3 stalled: %4 of %5 results "
                                            "arrived, none in the last %6 s")
-                                    .arg(name(scheme)).arg(m_pool.threadCount())
-                                    .arg(result->passes + 1).arg(tally.count)
-                                    .arg(m_reference.count).arg(StallTimeoutMs / 1000);
+                                    .arg(name(scheme))
+                                    .arg(m_pool.threadCount())
+                                    .arg(result->passes + 1)
+                                    .arg(tally.count)
+                                    .arg(m_reference.count)
+                                    .arg(StallTimeoutMs / 1000);
             ok = false;
             break;
         }
@@ -119,8 +120,10 @@ bool QSchemeRunner::measure(QDeliveryScheme scheme, QMeasurement *result, QStrin
         if (tally != m_reference) {
             *errorMessage = QStringLiteral("%1, %2 threads, pass %3: %4 results with checksum "
                                            "0x%5, expected %6 with checksum 0x%7")
-                                    .arg(name(scheme)).arg(m_pool.threadCount())
-                                    .arg(result->passes).arg(tally.count)
+                                    .arg(name(scheme))
+                                    .arg(m_pool.threadCount())
+                                    .arg(result->passes)
+                                    .arg(tally.count)
                                     .arg(tally.checksum, 16, 16, QLatin1Char('0'))
                                     .arg(m_reference.count)
                                     .arg(m_reference.checksum, 16, 16, QLatin1Char('0'));

@@ -12,9 +12,9 @@
 
 // How results reach the main thread.
 enum class QDeliveryScheme {
-    None,       // each worker folds its own results: the ceiling for any delivery
-    Queued,     // QObject::connect(..., Qt::QueuedConnection)
-    Funnel      // QtFastConnect::connect(...), a FunnelConnection
+    None, // each worker folds its own results: the ceiling for any delivery
+    Queued, // QObject::connect(..., Qt::QueuedConnection)
+    Funnel // QtFastConnect::connect(...), a FunnelConnection
 };
 
 struct QMeasurement

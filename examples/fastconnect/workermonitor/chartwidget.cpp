@@ -9,10 +9,9 @@
 #include <cmath>
 #include <utility>
 
-ChartWidget::ChartWidget(QWidget *parent)
-    : QWidget(parent)
+ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent)
 {
-    setAttribute(Qt::WA_OpaquePaintEvent);   // every pixel is painted: no background erase
+    setAttribute(Qt::WA_OpaquePaintEvent); // every pixel is painted: no background erase
     setMinimumSize(400, 240);
     m_clock.start();
 }
@@ -100,7 +99,7 @@ void ChartWidget::paintBand(QPainter &p, const QRectF &band, int index, double t
     for (const Sample &s : m_samples)
         top = std::max(top, s.values.at(index));
     top = niceCeiling(std::max(top, series.reference * 1.25));
-    const QRectF plot = band.adjusted(0, 18, 0, -2);   // room for the title line
+    const QRectF plot = band.adjusted(0, 18, 0, -2); // room for the title line
     auto toPoint = [&](double t, double v) {
         return QPointF(plot.right() - plot.width() * (tEnd - t) / span,
                        plot.bottom() - plot.height() * std::min(v, top) / top);
@@ -152,8 +151,9 @@ void ChartWidget::paintBand(QPainter &p, const QRectF &band, int index, double t
     const qreal titleWidth = QFontMetrics(bold).horizontalAdvance(series.title);
     if (!m_samples.isEmpty()) {
         const QString latest = series.format(m_samples.constLast().values.at(index));
-        p.drawText(QPointF(band.right() - 8 - QFontMetrics(bold).horizontalAdvance(latest),
-                           baseline), latest);
+        p.drawText(
+                QPointF(band.right() - 8 - QFontMetrics(bold).horizontalAdvance(latest), baseline),
+                latest);
     }
     p.setFont(font());
     p.setPen(palette().color(QPalette::PlaceholderText));

@@ -22,9 +22,9 @@ public:
     {
         QString title;
         QColor color;
-        std::function<QString(double)> format;   // value -> text with unit
-        double reference = -1;                   // a dashed line there if >= 0 (e.g. 16.7 ms)
-        double minimumScale = 1;                 // the band's top is at least this
+        std::function<QString(double)> format; // value -> text with unit
+        double reference = -1; // a dashed line there if >= 0 (e.g. 16.7 ms)
+        double minimumScale = 1; // the band's top is at least this
     };
 
     explicit ChartWidget(QWidget *parent = nullptr);

@@ -16,18 +16,18 @@ class MonitorWindow;
 // How the workers' signals reach the window. Adding a choice takes an enumerator, a row in
 // connectionChoices() and a case in connectReporter().
 enum class ConnectionChoice {
-    Queued,           // Qt::QueuedConnection, both signals
-    Funnel,           // QtFastConnect::connect(), both signals
-    FunnelCoalesce,   // the funnel; the progress signal with QtFastConnect::CoalesceCalls
-    FunnelRateLimit,  // the funnel; the progress signal with QtFastConnect::RateLimitCalls
+    Queued, // Qt::QueuedConnection, both signals
+    Funnel, // QtFastConnect::connect(), both signals
+    FunnelCoalesce, // the funnel; the progress signal with QtFastConnect::CoalesceCalls
+    FunnelRateLimit, // the funnel; the progress signal with QtFastConnect::RateLimitCalls
 };
 
 struct ConnectionChoiceInfo
 {
     ConnectionChoice choice;
-    QString name;    // the --connection value
-    QString label;   // what the window's switch shows
-    bool funnel;     // pending calls come from QFunnel::statistics()
+    QString name; // the --connection value
+    QString label; // what the window's switch shows
+    bool funnel; // pending calls come from QFunnel::statistics()
 };
 
 const QList<ConnectionChoiceInfo> &connectionChoices();

@@ -19,8 +19,7 @@ static quint64 fnv1a64(QByteArrayView data) noexcept
     return hash;
 }
 
-HashWorkers::HashWorkers(const InputBlocks &input, int count)
-    : m_input(input)
+HashWorkers::HashWorkers(const InputBlocks &input, int count) : m_input(input)
 {
     for (int i = 0; i < count; ++i) {
         auto worker = std::make_unique<Worker>();
@@ -37,7 +36,7 @@ HashWorkers::~HashWorkers()
 {
     stop();
     for (const auto &w : m_workers) {
-        delete w->reporter;   // back in this thread (see run())
+        delete w->reporter; // back in this thread (see run())
         delete w->thread;
     }
 }

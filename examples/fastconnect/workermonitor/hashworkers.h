@@ -19,8 +19,8 @@ class HashReporter : public QObject
 {
     Q_OBJECT
 Q_SIGNALS:
-    void blockHashed(quint64 hash);       // every block, every pass
-    void progress(int permille);          // of the current pass, after every chunk of blocks
+    void blockHashed(quint64 hash); // every block, every pass
+    void progress(int permille); // of the current pass, after every chunk of blocks
 };
 
 // Worker threads that hash the input's blocks with FNV-1a, pass after pass, until stopped. They
@@ -57,7 +57,7 @@ private:
 
     const InputBlocks &m_input;
     std::vector<std::unique_ptr<Worker>> m_workers;
-    alignas(64) std::atomic<quint64> m_next { 0 };   // next block, counted over all passes
+    alignas(64) std::atomic<quint64> m_next { 0 }; // next block, counted over all passes
     std::atomic<bool> m_stopping { false };
 };
 

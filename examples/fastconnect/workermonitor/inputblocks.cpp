@@ -23,9 +23,9 @@ static QString qtLibraryDirectory()
 bool InputBlocks::loadQtLibraries(QString *errorMessage)
 {
     const QString directory = qtLibraryDirectory();
-    QSet<QString> seen;   // libQt6Core.so, .so.6 and .so.6.x.y are one file
-    const QFileInfoList entries = QDir(directory).entryInfoList(
-            { QStringLiteral("libQt6*.so*") }, QDir::Files, QDir::Name);
+    QSet<QString> seen; // libQt6Core.so, .so.6 and .so.6.x.y are one file
+    const QFileInfoList entries = QDir(directory).entryInfoList({ QStringLiteral("libQt6*.so*") },
+                                                                QDir::Files, QDir::Name);
     for (const QFileInfo &entry : entries) {
         const QString path = entry.canonicalFilePath();
         if (path.isEmpty() || seen.contains(path))
@@ -37,8 +37,8 @@ bool InputBlocks::loadQtLibraries(QString *errorMessage)
     }
     for (const QByteArray &data : std::as_const(m_files)) {
         for (qsizetype offset = 0; offset < data.size(); offset += BlockSize)
-            m_blocks.append(QByteArrayView(data).sliced(offset,
-                                                        qMin(BlockSize, data.size() - offset)));
+            m_blocks.append(
+                    QByteArrayView(data).sliced(offset, qMin(BlockSize, data.size() - offset)));
     }
     if (m_blocks.isEmpty()) {
         *errorMessage = QStringLiteral("no readable libQt6*.so* in %1").arg(directory);

@@ -27,7 +27,7 @@ public:
 
 private:
     QList<QByteArray> m_files;
-    QList<QByteArrayView> m_blocks;   // views into m_files
+    QList<QByteArrayView> m_blocks; // views into m_files
 };
 
 #endif // INPUTBLOCKS_H

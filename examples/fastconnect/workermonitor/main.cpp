@@ -34,11 +34,10 @@ int main(int argc, char *argv[])
             "quits by itself and prints \"results N frames M\" as its last line; the exit code "
             "is 1 if no result arrived."));
     parser.addHelpOption();
-    const QCommandLineOption connectionOption(
-            QStringLiteral("connection"),
-            QStringLiteral("How results reach the window: %1.")
-                    .arg(names.join(QStringLiteral(", "))),
-            QStringLiteral("choice"), QStringLiteral("funnel"));
+    const QCommandLineOption connectionOption(QStringLiteral("connection"),
+                                              QStringLiteral("How results reach the window: %1.")
+                                                      .arg(names.join(QStringLiteral(", "))),
+                                              QStringLiteral("choice"), QStringLiteral("funnel"));
     const QCommandLineOption workersOption(QStringLiteral("workers"),
                                            QStringLiteral("Worker threads (default 4)."),
                                            QStringLiteral("N"), QStringLiteral("4"));
@@ -76,8 +75,10 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "workermonitor: %s\n", qPrintable(error));
         return 2;
     }
-    const QString inputDescription = QStringLiteral("%1 Qt libraries (%2 MiB)")
-            .arg(input.fileCount()).arg(double(input.totalBytes()) / (1 << 20), 0, 'f', 0);
+    const QString inputDescription =
+            QStringLiteral("%1 Qt libraries (%2 MiB)")
+                    .arg(input.fileCount())
+                    .arg(double(input.totalBytes()) / (1 << 20), 0, 'f', 0);
 
     HashWorkers workers(input, workerCount);
     MonitorWindow window(&workers, inputDescription, *choice);
@@ -103,6 +104,6 @@ int main(int argc, char *argv[])
         });
     }
     const int status = app.exec();
-    workers.stop();   // before the window goes: producers may wait for it to make room
+    workers.stop(); // before the window goes: producers may wait for it to make room
     return status;
 }

@@ -90,8 +90,8 @@ MonitorWindow::MonitorWindow(HashWorkers *workers, const QString &inputDescripti
     tiles->setHorizontalSpacing(10);
     m_rateTile = addTile(tiles, 0, tr("Results per second"), RateColor);
     m_pendingTile = addTile(tiles, 1, tr("Calls pending"), PendingColor);
-    m_frameTile = addTile(tiles, 2, tr("Frame interval (timer: %1 ms)").arg(FrameIntervalMs),
-                          FrameColor);
+    m_frameTile =
+            addTile(tiles, 2, tr("Frame interval (timer: %1 ms)").arg(FrameIntervalMs), FrameColor);
     m_memoryTile = addTile(tiles, 3, tr("Resident memory"), MemoryColor);
     layout->addLayout(tiles);
 
@@ -110,8 +110,8 @@ MonitorWindow::MonitorWindow(HashWorkers *workers, const QString &inputDescripti
     m_chart->setSpan(ChartSeconds);
     m_chart->addSeries({ tr("Results per second"), RateColor, count, -1, 1000 });
     m_chart->addSeries({ tr("Calls pending"), PendingColor, count, -1, 100 });
-    m_chart->addSeries({ tr("Frame interval, worst per ¼ s"), FrameColor, ms,
-                         FrameIntervalMs * 1.0, 20 });
+    m_chart->addSeries(
+            { tr("Frame interval, worst per ¼ s"), FrameColor, ms, FrameIntervalMs * 1.0, 20 });
     m_chart->addSeries({ tr("Resident memory"), MemoryColor, mib, -1, 50 });
     layout->addWidget(m_chart, 1);
 
@@ -140,7 +140,8 @@ MonitorWindow::Tile MonitorWindow::addTile(QGridLayout *grid, int column, const 
     frame->setMinimumWidth(150);
     frame->setFrameShape(QFrame::StyledPanel);
     frame->setStyleSheet(QStringLiteral("QFrame { border-left: 4px solid %1; }"
-                                        "QLabel { border: none; }").arg(color.name()));
+                                        "QLabel { border: none; }")
+                                 .arg(color.name()));
     auto *box = new QVBoxLayout(frame);
     box->setContentsMargins(10, 6, 10, 6);
     box->setSpacing(2);

@@ -22,8 +22,8 @@ class MonitorWindow : public QWidget
 {
     Q_OBJECT
 public:
-    MonitorWindow(HashWorkers *workers, const QString &inputDescription,
-                  ConnectionChoice choice, QWidget *parent = nullptr);
+    MonitorWindow(HashWorkers *workers, const QString &inputDescription, ConnectionChoice choice,
+                  QWidget *parent = nullptr);
 
     ConnectionChoice connectionChoice() const { return m_choice; }
     void setConnectionChoice(ConnectionChoice choice);
@@ -57,13 +57,13 @@ private:
     Tile m_frameTile;
     Tile m_memoryTile;
 
-    QTimer m_frameTimer;    // update() every 16 ms: the frames whose interval is measured
+    QTimer m_frameTimer; // update() every 16 ms: the frames whose interval is measured
     QTimer m_sampleTimer;
     QElapsedTimer m_clock;
     double m_lastSampleT = 0;
 
     quint64 m_results = 0;
-    quint64 m_checksum = 0;   // XOR of every hash: real use of each result
+    quint64 m_checksum = 0; // XOR of every hash: real use of each result
     quint64 m_progressCalls = 0;
     quint64 m_lastResults = 0;
     quint64 m_lastProgressCalls = 0;

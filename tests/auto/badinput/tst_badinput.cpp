@@ -70,7 +70,7 @@ void tst_BadInput::receiverThreadWithoutEventLoopYet()
                                    [&](quint64 v) { sum += v; }));
     for (quint64 i = 1; i <= 100; ++i)
         Q_EMIT producer.value(i);
-    QCOMPARE(funnel.pendingCalls(), 100);   // the thread is parked before its event loop
+    QCOMPARE(funnel.pendingCalls(), 100); // the thread is parked before its event loop
     QCOMPARE(sum.load(), 0u);
     thread.startLoop.release();
     QTRY_COMPARE(sum.load(), 5050u);
@@ -83,7 +83,7 @@ void tst_BadInput::receiverInFinishedThread()
 {
     // Documented result: a warning and an invalid connection, like a receiver without thread
     // affinity: no event loop would ever run the slot.
-    std::unique_ptr<QThread> thread(QThread::create([] { }));
+    std::unique_ptr<QThread> thread(QThread::create([] {}));
     QObject *receiver = nullptr;
     thread->start();
     QVERIFY(thread->wait(10000));
@@ -91,10 +91,10 @@ void tst_BadInput::receiverInFinishedThread()
     receiver->moveToThread(thread.get());
     Producer producer;
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("thread that has finished"));
-    QVERIFY(!QtFastConnect::connect(&producer, &Producer::value, receiver, [](quint64) { }));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::value, receiver, [](quint64) {}));
     Q_EMIT producer.value(1);
     QCOMPARE(QFunnel::globalInstance()->pendingCalls(), 0);
-    delete receiver;   // its thread is gone: nobody else could
+    delete receiver; // its thread is gone: nobody else could
 }
 
 void tst_BadInput::receiverMovedMidFlood()
@@ -159,8 +159,8 @@ void tst_BadInput::funnelDestroyedWhileProducersEmit()
     funnel->setCapacity(64); // producers block on it, too
     for (int p = 0; p < 4; ++p) {
         producers.push_back(std::make_unique<Producer>());
-        QVERIFY(QtFastConnect::connect(funnel, producers.back().get(), &Producer::counted,
-                                       receiver, [&](const CountedValue &) {
+        QVERIFY(QtFastConnect::connect(funnel, producers.back().get(), &Producer::counted, receiver,
+                                       [&](const CountedValue &) {
                                            ++calls;
                                            if (funnelGone.load())
                                                ++callsAfterGone;

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-struct NeverDefined;   // forward-declared only: it has no QMetaType, so it cannot be queued
+struct NeverDefined; // forward-declared only: it has no QMetaType, so it cannot be queued
 
 // Registered, but move-only: QMetaType cannot copy it into a queued call.
 struct MoveOnly
@@ -38,7 +38,11 @@ struct PlayWithObjects
 {
     PlayWithObjects() = default;
     PlayWithObjects(const PlayWithObjects &) { play(); }
-    PlayWithObjects &operator=(const PlayWithObjects &) { play(); return *this; }
+    PlayWithObjects &operator=(const PlayWithObjects &)
+    {
+        play();
+        return *this;
+    }
     ~PlayWithObjects() { play(); }
     static void play()
     {
@@ -46,8 +50,7 @@ struct PlayWithObjects
             QObject a;
             QObject b;
             QObject::connect(&a, &QObject::destroyed, &b, &QObject::deleteLater);
-            QtFastConnect::connect(&a, &QObject::objectNameChanged, &b,
-                                   [](const QString &) { });
+            QtFastConnect::connect(&a, &QObject::objectNameChanged, &b, [](const QString &) {});
         }
     }
 };
@@ -78,13 +81,13 @@ class Receiver : public QObject
 {
     Q_OBJECT
 public:
-    static inline std::atomic<int> totalCalls { 0 };   // survives the receiver
+    static inline std::atomic<int> totalCalls { 0 }; // survives the receiver
     std::atomic<int> calls { 0 };
     std::atomic<QThread *> thread_ { nullptr };
     std::atomic<QObject *> lastSender { nullptr };
     std::atomic<int> lastSignalIndex { -2 };
     std::atomic<int> lastValue { 0 };
-    QStringList log;   // receiver's thread only
+    QStringList log; // receiver's thread only
     std::vector<quint64> next = std::vector<quint64>(8, 0);
     qint64 outOfOrder = 0;
     int migrateEvery = 0;
@@ -98,13 +101,25 @@ public:
         lastSender = sender();
         lastSignalIndex = senderSignalIndex();
         ++totalCalls;
-        ++calls;   // last: a reader that sees the count sees the rest
+        ++calls; // last: a reader that sees the count sees the rest
     }
 
 public Q_SLOTS:
-    void onNone() { record(); log << QStringLiteral("A"); }
-    void onNoneB() { record(); log << QStringLiteral("B"); }
-    void onValue(int v) { record(); lastValue = v; }
+    void onNone()
+    {
+        record();
+        log << QStringLiteral("A");
+    }
+    void onNoneB()
+    {
+        record();
+        log << QStringLiteral("B");
+    }
+    void onValue(int v)
+    {
+        record();
+        lastValue = v;
+    }
     void onSeq(int p, quint64 n)
     {
         record();
@@ -115,22 +130,49 @@ public Q_SLOTS:
         if (migrateEvery && calls % migrateEvery == 0)
             moveToThread(other[calls / migrateEvery % 2]);
     }
-    void onCounted(const CountedValue &v) { record(); lastValue = int(v.value); }
-    void onCountedByValue(CountedValue v) { record(); lastValue = int(v.value); }
-    void onList(const QList<CountedValue> &l) { record(); lastValue = int(l.size()); }
-    void onNine(int a, qint64 b, quint64 c, const QString &d, QObject *e,
-                const QPointer<QObject> &f, const QSharedPointer<int> &g,
-                const QList<int *> &h, double i)
+    void onCounted(const CountedValue &v)
     {
         record();
-        nineArgs = { a, b, c, d, QVariant::fromValue(e), QVariant::fromValue(f.data()),
-                     g ? *g : -1, QVariant::fromValue(h.value(0)), i };
+        lastValue = int(v.value);
     }
-    int onReturnsInt() { record(); return 42; }
+    void onCountedByValue(CountedValue v)
+    {
+        record();
+        lastValue = int(v.value);
+    }
+    void onList(const QList<CountedValue> &l)
+    {
+        record();
+        lastValue = int(l.size());
+    }
+    void onNine(int a, qint64 b, quint64 c, const QString &d, QObject *e,
+                const QPointer<QObject> &f, const QSharedPointer<int> &g, const QList<int *> &h,
+                double i)
+    {
+        record();
+        nineArgs = { a,
+                     b,
+                     c,
+                     d,
+                     QVariant::fromValue(e),
+                     QVariant::fromValue(f.data()),
+                     g ? *g : -1,
+                     QVariant::fromValue(h.value(0)),
+                     i };
+    }
+    int onReturnsInt()
+    {
+        record();
+        return 42;
+    }
     void onForward(const NeverDefined &) { record(); }
     void onMoveOnly(const MoveOnly &) { record(); }
     void onPlay(const PlayWithObjects &) { record(); }
-    void reEmit() { record(); Q_EMIT again(); }
+    void reEmit()
+    {
+        record();
+        Q_EMIT again();
+    }
     void onFinished()
     {
         record();
@@ -139,6 +181,7 @@ public Q_SLOTS:
     }
 Q_SIGNALS:
     void again();
+
 public:
     bool finishedSeen = false;
 };
@@ -177,7 +220,7 @@ static QMetaMethod slotOf(const QObject *r, const char *slotName)
 }
 
 // One signal/slot pair connected the way a row asks for.
-template <typename Sig, typename Slot, typename R>
+template<typename Sig, typename Slot, typename R>
 static QMetaObject::Connection connectVia(int path, Sender *s, Sig sig, const char *sigName, R *r,
                                           Slot slot, const char *slotName, int flags = 0)
 {
@@ -190,11 +233,13 @@ static QMetaObject::Connection connectVia(int path, Sender *s, Sig sig, const ch
         return QtFastConnect::connect(s, sig, r, slot, mode);
     case FunnelFunctor:
         // SFINAE-friendly, so that Qt finds how many signal arguments the slot takes.
-        return QtFastConnect::connect(s, sig, r, [r, slot](auto &&...a)
-                -> decltype((std::declval<R *>()->*std::declval<Slot>())(
-                        std::forward<decltype(a)>(a)...)) {
-            return (r->*slot)(std::forward<decltype(a)>(a)...);
-        }, mode);
+        return QtFastConnect::connect(
+                s, sig, r,
+                [r, slot](auto &&...a) -> decltype((std::declval<R *>()->*std::declval<Slot>())(
+                                               std::forward<decltype(a)>(a)...)) {
+                    return (r->*slot)(std::forward<decltype(a)>(a)...);
+                },
+                mode);
     case FunnelString:
         return QtFastConnect::connect(s, sigName, r, slotName, mode);
     case FunnelMetaMethod:
@@ -203,9 +248,9 @@ static QMetaObject::Connection connectVia(int path, Sender *s, Sig sig, const ch
     }
     return {};
 }
-#define CONNECT_VIA(path, s, sig, sigText, r, slot, slotText, ...) \
-    connectVia(path, s, &Sender::sig, SIGNAL(sigText), r, &std::remove_pointer_t<decltype(r)>::slot, \
-               SLOT(slotText), ##__VA_ARGS__)
+#define CONNECT_VIA(path, s, sig, sigText, r, slot, slotText, ...)                                 \
+    connectVia(path, s, &Sender::sig, SIGNAL(sigText), r,                                          \
+               &std::remove_pointer_t<decltype(r)>::slot, SLOT(slotText), ##__VA_ARGS__)
 
 // A QThread started again after it finished. Its wait() synchronizes inside Qt, where
 // ThreadSanitizer cannot see it; the annotations order the two runs for it.
@@ -284,7 +329,12 @@ private Q_SLOTS:
         QCOMPARE(CountedFunctor::live.load(), 0);
     }
 
-#define PATHS(name, ...) void name##_data() { addPaths(__VA_ARGS__); } void name();
+#define PATHS(name, ...)                                                                           \
+    void name##_data()                                                                             \
+    {                                                                                              \
+        addPaths(__VA_ARGS__);                                                                     \
+    }                                                                                              \
+    void name();
     PATHS(s01_sameThreadDeferred)
     PATHS(s02_emitHappensBeforeNextPump)
     PATHS(s03_slotRunsInReceiverThread)
@@ -324,9 +374,9 @@ void tst_Conformance::s01_sameThreadDeferred()
     Receiver r;
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int)));
     s.emitValue(7);
-    QCOMPARE(r.calls.load(), 0);          // not run inside emit
+    QCOMPARE(r.calls.load(), 0); // not run inside emit
     QCoreApplication::processEvents();
-    QCOMPARE(r.calls.load(), 1);          // the next pump runs it, once
+    QCOMPARE(r.calls.load(), 1); // the next pump runs it, once
     QCOMPARE(r.lastValue.load(), 7);
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 1);
@@ -358,16 +408,16 @@ void tst_Conformance::s02_emitHappensBeforeNextPump()
     std::thread producer([&] {
         for (int i = 0; i < 100; ++i)
             s.emitValue(i);
-        flushIfFunnel(p);   // funnel: the documented way to get Qt's guarantee
+        flushIfFunnel(p); // funnel: the documented way to get Qt's guarantee
     });
     producer.join();
-    QCoreApplication::processEvents();   // one pass, no waiting
+    QCoreApplication::processEvents(); // one pass, no waiting
     QCOMPARE(r.calls.load(), 100);
 }
 
 void tst_Conformance::s03_slotRunsInReceiverThread()
 {
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
@@ -382,12 +432,12 @@ void tst_Conformance::s03_slotRunsInReceiverThread()
 
 void tst_Conformance::s04_exactlyOnceFifoPerProducer()
 {
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
     r->moveToThread(&t);
-    QVERIFY(CONNECT_VIA(path(), &s, seq, seq(int,quint64), r, onSeq, onSeq(int,quint64)));
+    QVERIFY(CONNECT_VIA(path(), &s, seq, seq(int, quint64), r, onSeq, onSeq(int, quint64)));
     constexpr int Producers = 4;
     constexpr quint64 PerProducer = 2000;
     std::vector<std::thread> producers;
@@ -400,7 +450,7 @@ void tst_Conformance::s04_exactlyOnceFifoPerProducer()
     for (auto &p : producers)
         p.join();
     QTRY_COMPARE(r->calls.load(), int(Producers * PerProducer));
-    QCOMPARE(r->outOfOrder, 0);   // read after the last call: synchronized by calls
+    QCOMPARE(r->outOfOrder, 0); // read after the last call: synchronized by calls
     deleteReceiverInItsThread(s, r);
 }
 
@@ -429,12 +479,12 @@ void tst_Conformance::s06_argumentCopies()
     {
         CountedValue v(5);
         Q_EMIT s.counted(v);
-        QCOMPARE(CountedValue::live.load(), 2);       // one copy pending per connection
+        QCOMPARE(CountedValue::live.load(), 2); // one copy pending per connection
         QCOMPARE(CountedValue::copies.load(), 1);
     }
     QCoreApplication::processEvents();
     QCOMPARE(r.lastValue.load(), 5);
-    QCOMPARE(CountedValue::copies.load(), 1);         // a const& slot copies nothing more
+    QCOMPARE(CountedValue::copies.load(), 1); // a const& slot copies nothing more
     QCOMPARE(CountedValue::live.load(), 0);
 
     // A by-value slot: Qt copies twice; never more here (the funnel's typed paths move).
@@ -445,9 +495,9 @@ void tst_Conformance::s06_argumentCopies()
     Q_EMIT s.counted(CountedValue(6));
     QCoreApplication::processEvents();
     QCOMPARE(r2.lastValue.load(), 6);
-    QVERIFY(CountedValue::copies.load() <= 3);         // r: 1, r2: at most 2, as with Qt
+    QVERIFY(CountedValue::copies.load() <= 3); // r: 1, r2: at most 2, as with Qt
     if (path() == FunnelPmf || path() == FunnelFunctor)
-        QCOMPARE(CountedValue::copies.load(), 2);     // r: 1, r2: 1 copy + 1 move
+        QCOMPARE(CountedValue::copies.load(), 2); // r: 1, r2: 1 copy + 1 move
     QCOMPARE(CountedValue::live.load(), 0);
 }
 
@@ -460,22 +510,22 @@ void tst_Conformance::s07_implicitlyShared()
     QList<CountedValue> l(3);
     QCOMPARE(CountedValue::live.load(), 3);
     Q_EMIT s.list(l);
-    QCOMPARE(CountedValue::live.load(), 3);   // shared, not deep-copied
+    QCOMPARE(CountedValue::live.load(), 3); // shared, not deep-copied
     QVERIFY(!l.isDetached());
     QCoreApplication::processEvents();
     QCOMPARE(r.lastValue.load(), 3);
-    QVERIFY(l.isDetached());                  // released after delivery
+    QVERIFY(l.isDetached()); // released after delivery
 }
 
 void tst_Conformance::s08_noLockAroundUserCode()
 {
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
     r->moveToThread(&t);
-    QMetaObject::Connection c =
-            CONNECT_VIA(path(), &s, play, play(PlayWithObjects), r, onPlay, onPlay(PlayWithObjects));
+    QMetaObject::Connection c = CONNECT_VIA(path(), &s, play, play(PlayWithObjects), r, onPlay,
+                                            onPlay(PlayWithObjects));
     QVERIFY(c);
     for (int i = 0; i < 4; ++i)
         Q_EMIT s.play(PlayWithObjects());
@@ -484,7 +534,8 @@ void tst_Conformance::s08_noLockAroundUserCode()
     Q_EMIT s.play(PlayWithObjects());
     QObject::disconnect(c);
     auto *r2 = new Receiver;
-    QVERIFY(CONNECT_VIA(path(), &s, play, play(PlayWithObjects), r2, onPlay, onPlay(PlayWithObjects)));
+    QVERIFY(CONNECT_VIA(path(), &s, play, play(PlayWithObjects), r2, onPlay,
+                        onPlay(PlayWithObjects)));
     Q_EMIT s.play(PlayWithObjects());
     delete r2;
     deleteReceiverInItsThread(s, r);
@@ -495,22 +546,30 @@ void tst_Conformance::s09_argumentMatrix()
     Sender s;
     Receiver r;
     QVERIFY(CONNECT_VIA(path(), &s, nine,
-                        nine(int,qint64,quint64,QString,QObject*,QPointer<QObject>,QSharedPointer<int>,QList<int*>,double),
+                        nine(int, qint64, quint64, QString, QObject *, QPointer<QObject>,
+                             QSharedPointer<int>, QList<int *>, double),
                         &r, onNine,
-                        onNine(int,qint64,quint64,QString,QObject*,QPointer<QObject>,QSharedPointer<int>,QList<int*>,double)));
+                        onNine(int, qint64, quint64, QString, QObject *, QPointer<QObject>,
+                               QSharedPointer<int>, QList<int *>, double)));
     QVERIFY(CONNECT_VIA(path(), &s, none, none(), &r, onNone, onNone()));
-    QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onNone, onNone()));  // consumes 0 of 1
+    QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onNone, onNone())); // consumes 0 of 1
     QObject o;
     int x = 0;
     Q_EMIT s.nine(-1, -(Q_INT64_C(1) << 40), Q_UINT64_C(1) << 63, QStringLiteral("text"), &o,
-                  QPointer<QObject>(&o), QSharedPointer<int>::create(9), QList<int *>{ &x }, 2.5);
+                  QPointer<QObject>(&o), QSharedPointer<int>::create(9), QList<int *> { &x }, 2.5);
     s.emitNone();
     s.emitValue(1);
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 3);
-    const QVariantList expected = { -1, -(Q_INT64_C(1) << 40), Q_UINT64_C(1) << 63,
-                                    QStringLiteral("text"), QVariant::fromValue(&o),
-                                    QVariant::fromValue(&o), 9, QVariant::fromValue(&x), 2.5 };
+    const QVariantList expected = { -1,
+                                    -(Q_INT64_C(1) << 40),
+                                    Q_UINT64_C(1) << 63,
+                                    QStringLiteral("text"),
+                                    QVariant::fromValue(&o),
+                                    QVariant::fromValue(&o),
+                                    9,
+                                    QVariant::fromValue(&x),
+                                    2.5 };
     QCOMPARE(r.nineArgs, expected);
 }
 
@@ -522,8 +581,10 @@ void tst_Conformance::s09_notQueueable()
     // Qt >= 6.11 quotes the type with the signature's closing parenthesis: 'NeverDefined)'.
     const char *type = path() == QtQueued ? "NeverDefined\\)?" : "NeverDefined";
     // No QMetaType (forward-declared): both refuse at connect time.
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(
-            QStringLiteral("^%1::connect: Cannot queue arguments of type '%2'").arg(source, type)));
+    QTest::ignoreMessage(
+            QtWarningMsg,
+            QRegularExpression(QStringLiteral("^%1::connect: Cannot queue arguments of type '%2'")
+                                       .arg(source, type)));
     QMetaObject::Connection c;
     if (path() == QtQueued) {
         c = QObject::connect(&s, SIGNAL(forward(NeverDefined)), &r, SLOT(onForward(NeverDefined)),
@@ -539,8 +600,10 @@ void tst_Conformance::s09_notQueueable()
     // Move-only: the funnel refuses at connect time (the typed overloads do not compile); Qt
     // connects, and could only fail at emit.
     if (path() != QtQueued) {
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(
-                QStringLiteral("^QtFastConnect::connect: Cannot queue arguments of type 'MoveOnly'")));
+        QTest::ignoreMessage(
+                QtWarningMsg,
+                QRegularExpression(QStringLiteral(
+                        "^QtFastConnect::connect: Cannot queue arguments of type 'MoveOnly'")));
         c = path() == FunnelString
                 ? QtFastConnect::connect(&s, SIGNAL(moveOnly(MoveOnly)), &r,
                                          SLOT(onMoveOnly(MoveOnly)))
@@ -570,28 +633,36 @@ void tst_Conformance::s11_disconnectAfterEmit()
 {
     Sender s;
     Receiver r;
-    QMetaObject::Connection c = CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int));
+    QMetaObject::Connection c =
+            CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int));
     s.emitValue(1);
     QVERIFY(QObject::disconnect(c));
     QVERIFY(!QObject::disconnect(c));
     QCoreApplication::processEvents();
-    QCOMPARE(r.calls.load(), 1);                     // the pending call is still delivered
-    QCOMPARE(r.lastSender.load(), nullptr);          // ... with no sender any more
+    QCOMPARE(r.calls.load(), 1); // the pending call is still delivered
+    QCOMPARE(r.lastSender.load(), nullptr); // ... with no sender any more
     QCOMPARE(r.lastSignalIndex.load(), -1);
     s.emitValue(2);
     QCoreApplication::processEvents();
-    QCOMPARE(r.calls.load(), 1);                     // nothing after the disconnect
+    QCOMPARE(r.calls.load(), 1); // nothing after the disconnect
 
     // The funnel's own disconnect overloads cut funnel connections by slot.
     if (path() != QtQueued) {
         QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int)));
         bool cut = false;
         switch (path()) {
-        case FunnelPmf: cut = QtFastConnect::disconnect(&s, &Sender::value, &r, &Receiver::onValue); break;
-        case FunnelFunctor: cut = QtFastConnect::disconnect(&s, &Sender::value, &r); break;
-        case FunnelString: cut = QtFastConnect::disconnect(&s, SIGNAL(value(int)), &r, SLOT(onValue(int))); break;
-        default: cut = QtFastConnect::disconnect(&s, QMetaMethod::fromSignal(&Sender::value), &r,
-                                                 slotOf(&r, SLOT(onValue(int))));
+        case FunnelPmf:
+            cut = QtFastConnect::disconnect(&s, &Sender::value, &r, &Receiver::onValue);
+            break;
+        case FunnelFunctor:
+            cut = QtFastConnect::disconnect(&s, &Sender::value, &r);
+            break;
+        case FunnelString:
+            cut = QtFastConnect::disconnect(&s, SIGNAL(value(int)), &r, SLOT(onValue(int)));
+            break;
+        default:
+            cut = QtFastConnect::disconnect(&s, QMetaMethod::fromSignal(&Sender::value), &r,
+                                            slotOf(&r, SLOT(onValue(int))));
         }
         QVERIFY(cut);
         s.emitValue(3);
@@ -602,7 +673,7 @@ void tst_Conformance::s11_disconnectAfterEmit()
 
 void tst_Conformance::s11_disconnectRacesEmit()
 {
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
@@ -612,12 +683,12 @@ void tst_Conformance::s11_disconnectRacesEmit()
     std::atomic<int> emitted { 0 };
     std::atomic<bool> go { false };
     std::thread producer([&] {
-        while (!go) { }
+        while (!go) {}
         for (int i = 0; i < 3000; ++i, ++emitted)
             Q_EMIT s.counted(CountedValue(i));
     });
     go = true;
-    while (emitted < 500) { }
+    while (emitted < 500) {}
     QObject::disconnect(c);
     producer.join();
     if (path() != QtQueued)
@@ -697,10 +768,11 @@ void tst_Conformance::s14_receiverUnderDestruction()
     // The reference is Qt's connection by name: Qt's member-function-pointer connections do
     // call the destroyed subclass's slot.
     QVERIFY(path() == QtQueued
-            ? bool(QObject::connect(&s, SIGNAL(none()), r, SLOT(onDerived()), Qt::QueuedConnection))
-            : bool(CONNECT_VIA(path(), &s, none, none(), r, onDerived, onDerived())));
+                    ? bool(QObject::connect(&s, SIGNAL(none()), r, SLOT(onDerived()),
+                                            Qt::QueuedConnection))
+                    : bool(CONNECT_VIA(path(), &s, none, none(), r, onDerived, onDerived())));
     s.emitNone();
-    delete r;   // ~BaseReceiver pumps events: DerivedReceiver is gone by then
+    delete r; // ~BaseReceiver pumps events: DerivedReceiver is gone by then
     // Observed with Qt 6.4.2 in this very run: its call by name still reaches the destroyed
     // subclass's slot when the pump runs in the base class's destructor body. The funnel
     // checks the receiver's dynamic class first and does not run it.
@@ -722,7 +794,8 @@ void tst_Conformance::s15_senderDeletedBeforeDelivery()
     auto *o = new QObject;
     bool fired = false;
     auto c = path() == QtQueued
-            ? QObject::connect(o, &QObject::destroyed, &r, [&] { fired = true; }, Qt::QueuedConnection)
+            ? QObject::connect(
+                    o, &QObject::destroyed, &r, [&] { fired = true; }, Qt::QueuedConnection)
             : QtFastConnect::connect(o, &QObject::destroyed, &r, [&] { fired = true; });
     QVERIFY(c);
     delete o;
@@ -732,7 +805,7 @@ void tst_Conformance::s15_senderDeletedBeforeDelivery()
 
 void tst_Conformance::s16_senderInSlot()
 {
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
@@ -756,23 +829,24 @@ void tst_Conformance::s17_contextAndFunctorLifetime()
         auto *context = new QObject;
         auto *sender = how == 2 ? new Sender : &s;
         auto c = path() == QtQueued
-                ? QObject::connect(sender, &Sender::none, context, CountedFunctor(), Qt::QueuedConnection)
+                ? QObject::connect(sender, &Sender::none, context, CountedFunctor(),
+                                   Qt::QueuedConnection)
                 : QtFastConnect::connect(sender, &Sender::none, context, CountedFunctor());
         QVERIFY(c);
         sender->emitNone();
         sender->emitNone();
         QVERIFY(CountedFunctor::live.load() >= 1);
         if (how == 0) {
-            delete context;                    // pending calls dropped with it
+            delete context; // pending calls dropped with it
             QCoreApplication::processEvents();
             QCOMPARE(Receiver::totalCalls.load(), 0);
         } else if (how == 1) {
-            QObject::disconnect(c);            // pending calls still delivered
+            QObject::disconnect(c); // pending calls still delivered
             QCoreApplication::processEvents();
             QCOMPARE(Receiver::totalCalls.load(), 2);
             delete context;
         } else {
-            delete sender;                     // likewise
+            delete sender; // likewise
             QCoreApplication::processEvents();
             QCOMPARE(Receiver::totalCalls.load(), 2);
             delete context;
@@ -784,7 +858,7 @@ void tst_Conformance::s17_contextAndFunctorLifetime()
 
 void tst_Conformance::s18_receiverMoved()
 {
-    Sender s;   // outlives the threads, so the receivers are deleted before it
+    Sender s; // outlives the threads, so the receivers are deleted before it
     EventLoopThread t1;
     EventLoopThread t2;
     t1.start();
@@ -792,7 +866,7 @@ void tst_Conformance::s18_receiverMoved()
     auto *r = new Receiver;
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), r, onValue, onValue(int)));
     s.emitValue(1);
-    r->moveToThread(&t1);   // the pending call follows the object
+    r->moveToThread(&t1); // the pending call follows the object
     QCoreApplication::processEvents();
     QTRY_COMPARE(r->calls.load(), 1);
     QCOMPARE(r->thread_.load(), &t1);
@@ -806,13 +880,13 @@ void tst_Conformance::s18_receiverMoved()
     m->other[0] = &t1;
     m->other[1] = &t2;
     m->moveToThread(&t1);
-    QVERIFY(CONNECT_VIA(path(), &s, seq, seq(int,quint64), m, onSeq, onSeq(int,quint64)));
+    QVERIFY(CONNECT_VIA(path(), &s, seq, seq(int, quint64), m, onSeq, onSeq(int, quint64)));
     std::thread producer([&] {
         for (quint64 n = 0; n < 2000; ++n)
             Q_EMIT s.seq(0, n);
     });
     producer.join();
-    QTRY_COMPARE(m->calls.load(), 2000);   // exactly once
+    QTRY_COMPARE(m->calls.load(), 2000); // exactly once
     // Known limitation of the funnel: order is kept across one move (above), but not yet
     // across repeated moves racing new emissions; see the README.
     if (path() == QtQueued)
@@ -827,7 +901,7 @@ void tst_Conformance::s19_threadNotRunning()
     Sender s;
     RestartableThread t;
     auto *r = new Receiver;
-    r->moveToThread(&t);    // not started yet
+    r->moveToThread(&t); // not started yet
     QVERIFY(CONNECT_VIA(path(), &s, value, value(int), r, onValue, onValue(int)));
     s.emitValue(1);
     flushIfFunnel(path());
@@ -836,7 +910,7 @@ void tst_Conformance::s19_threadNotRunning()
     t.start();
     QTRY_COMPARE(r->calls.load(), 1);
     QCOMPARE(r->thread_.load(), &t);
-    t.stop();               // finished: calls wait until it is started again
+    t.stop(); // finished: calls wait until it is started again
     s.emitValue(2);
     flushIfFunnel(path());
     QTest::qWait(20);
@@ -857,12 +931,13 @@ void tst_Conformance::s19_noAffinity()
         QVERIFY(CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int)));
         s.emitValue(1);
         QCoreApplication::processEvents();
-        QCOMPARE(r.calls.load(), 0);          // nothing until pulled into a thread
+        QCOMPARE(r.calls.load(), 0); // nothing until pulled into a thread
         r.moveToThread(QThread::currentThread());
         QTRY_COMPARE(r.calls.load(), 1);
     } else {
         // Documented difference: no thread could ever run the slot, so the funnel refuses.
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("no thread affinity")));
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression(QStringLiteral("no thread affinity")));
         QVERIFY(!CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int)));
         r.moveToThread(QThread::currentThread());
     }
@@ -876,7 +951,7 @@ void tst_Conformance::s20_singleShot()
                                             onValue(int), Qt::SingleShotConnection);
     QVERIFY(c);
     s.emitValue(1);
-    QVERIFY(!c);                 // invalid right after the first emit
+    QVERIFY(!c); // invalid right after the first emit
     s.emitValue(2);
     s.emitValue(3);
     QCoreApplication::processEvents();
@@ -894,10 +969,12 @@ void tst_Conformance::s20_singleShot()
     auto *self = new Receiver;
     QPointer<Receiver> watch(self);
     const auto del = path() == QtQueued
-            ? QObject::connect(&s, &Sender::none, self, [self] { delete self; },
-                               Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection))
-            : QtFastConnect::connect(&s, &Sender::none, self, [self] { delete self; },
-                                     QtFastConnect::FunnelConnection | Qt::SingleShotConnection);
+            ? QObject::connect(
+                    &s, &Sender::none, self, [self] { delete self; },
+                    Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection))
+            : QtFastConnect::connect(
+                    &s, &Sender::none, self, [self] { delete self; },
+                    QtFastConnect::FunnelConnection | Qt::SingleShotConnection);
     QVERIFY(del);
     s.emitNone();
     QCoreApplication::processEvents();
@@ -909,8 +986,9 @@ void tst_Conformance::s21_unique()
     Sender s;
     Receiver r;
     if (path() == FunnelFunctor) {
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(
-                QStringLiteral("unique connections require a pointer to member function")));
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression(QStringLiteral(
+                                     "unique connections require a pointer to member function")));
         QVERIFY(!CONNECT_VIA(path(), &s, value, value(int), &r, onValue, onValue(int),
                              Qt::UniqueConnection));
         return;
@@ -938,9 +1016,10 @@ void tst_Conformance::s22_returnValue()
     Sender s;
     Receiver r;
     QVERIFY(CONNECT_VIA(path(), &s, returnsInt, returnsInt(), &r, onReturnsInt, onReturnsInt()));
-    QCOMPARE(Q_EMIT s.returnsInt(), 0);       // queued: the slot's value is not forwarded
-    QObject::connect(&s, &Sender::returnsInt, &r, [] { return 7; }, Qt::DirectConnection);
-    QCOMPARE(Q_EMIT s.returnsInt(), 7);       // the direct connection's value wins
+    QCOMPARE(Q_EMIT s.returnsInt(), 0); // queued: the slot's value is not forwarded
+    QObject::connect(
+            &s, &Sender::returnsInt, &r, [] { return 7; }, Qt::DirectConnection);
+    QCOMPARE(Q_EMIT s.returnsInt(), 7); // the direct connection's value wins
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 2);
 }
@@ -956,7 +1035,7 @@ void tst_Conformance::s23_blockSignals()
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 0);
     s.emitNone();
-    s.blockSignals(true);   // after the emit: does not cancel it
+    s.blockSignals(true); // after the emit: does not cancel it
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 1);
 }
@@ -973,7 +1052,7 @@ void tst_Conformance::s24_reEmitOncePerPass()
         QtFastConnect::connect(&r, &Receiver::again, &r, &Receiver::reEmit);
     s.emitNone();
     QCoreApplication::processEvents();
-    QCOMPARE(r.calls.load(), 1);    // no live-lock: the re-emitted call waits for the next pass
+    QCOMPARE(r.calls.load(), 1); // no live-lock: the re-emitted call waits for the next pass
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 2);
     QObject::disconnect(&r, &Receiver::again, nullptr, nullptr);
@@ -983,7 +1062,7 @@ void tst_Conformance::s24_reEmitOncePerPass()
 void tst_Conformance::s25_wakeUp()
 {
     // The receiver's thread is idle in exec(); emissions from many producers wake it.
-    Sender s;   // outlives the thread, so the receiver is deleted before it
+    Sender s; // outlives the thread, so the receiver is deleted before it
     EventLoopThread t;
     t.start();
     auto *r = new Receiver;
@@ -995,7 +1074,7 @@ void tst_Conformance::s25_wakeUp()
             producers.emplace_back([&s] { s.emitNone(); });
         for (auto &p : producers)
             p.join();
-        QTRY_COMPARE(r->calls.load(), 4 * round);   // no lost wake-up
+        QTRY_COMPARE(r->calls.load(), 4 * round); // no lost wake-up
     }
     deleteReceiverInItsThread(s, r);
 }
@@ -1006,11 +1085,23 @@ void tst_Conformance::s27_threadFinished()
     Receiver r;
     QMetaObject::Connection c;
     switch (Path(path())) {
-    case QtQueued: c = QObject::connect(&t, &QThread::finished, &r, &Receiver::onFinished, Qt::QueuedConnection); break;
-    case FunnelPmf: c = QtFastConnect::connect(&t, &QThread::finished, &r, &Receiver::onFinished); break;
-    case FunnelFunctor: c = QtFastConnect::connect(&t, &QThread::finished, &r, [&r] { r.onFinished(); }); break;
-    case FunnelString: c = QtFastConnect::connect(&t, SIGNAL(finished()), &r, SLOT(onFinished())); break;
-    case FunnelMetaMethod: c = QtFastConnect::connect(&t, QMetaMethod::fromSignal(&QThread::finished), &r, slotOf(&r, SLOT(onFinished()))); break;
+    case QtQueued:
+        c = QObject::connect(&t, &QThread::finished, &r, &Receiver::onFinished,
+                             Qt::QueuedConnection);
+        break;
+    case FunnelPmf:
+        c = QtFastConnect::connect(&t, &QThread::finished, &r, &Receiver::onFinished);
+        break;
+    case FunnelFunctor:
+        c = QtFastConnect::connect(&t, &QThread::finished, &r, [&r] { r.onFinished(); });
+        break;
+    case FunnelString:
+        c = QtFastConnect::connect(&t, SIGNAL(finished()), &r, SLOT(onFinished()));
+        break;
+    case FunnelMetaMethod:
+        c = QtFastConnect::connect(&t, QMetaMethod::fromSignal(&QThread::finished), &r,
+                                   slotOf(&r, SLOT(onFinished())));
+        break;
     }
     QVERIFY(c);
     t.start();
@@ -1024,10 +1115,10 @@ void tst_Conformance::s27_threadFinished()
     for (int i = 0; i < 5; ++i) {
         auto *t2 = new QThread;
         QPointer<QThread> watch(t2);
-        QVERIFY(path() == QtQueued
-                ? QObject::connect(t2, &QThread::finished, t2, &QObject::deleteLater,
-                                   Qt::QueuedConnection)
-                : QtFastConnect::connect(t2, &QThread::finished, t2, &QObject::deleteLater));
+        QVERIFY(path() == QtQueued ? QObject::connect(t2, &QThread::finished, t2,
+                                                      &QObject::deleteLater, Qt::QueuedConnection)
+                                   : QtFastConnect::connect(t2, &QThread::finished, t2,
+                                                            &QObject::deleteLater));
         t2->start();
         t2->quit();
         t2->wait();
@@ -1049,9 +1140,9 @@ void tst_Conformance::s30_stress()
             Q_EMIT s.counted(CountedValue(i));
         flushIfFunnel(path());
         t.stop();
-        delete r;   // from main, with whatever is left pending
+        delete r; // from main, with whatever is left pending
         QVERIFY(Receiver::totalCalls.load() <= 10000);
-        QCOMPARE(CountedValue::live.load(), 0);   // freed by the destructor (as in s12)
+        QCOMPARE(CountedValue::live.load(), 0); // freed by the destructor (as in s12)
     }
     QTRY_COMPARE(CountedValue::live.load(), 0);
     QVERIFY(Receiver::totalCalls.load() <= 10000);
@@ -1067,9 +1158,9 @@ void tst_Conformance::s30_stress()
         watches.emplace_back(r);
     }
     s.emitNone();
-    QObject::disconnect(&s, nullptr, nullptr, nullptr);   // see deleteReceiverInItsThread()
+    QObject::disconnect(&s, nullptr, nullptr, nullptr); // see deleteReceiverInItsThread()
     for (auto &w : watches)
-        deleteLaterInItsThread(w.data());   // deleted in their thread, watched from here
+        deleteLaterInItsThread(w.data()); // deleted in their thread, watched from here
     for (auto &w : watches)
         QTRY_VERIFY(w.isNull());
     QVERIFY(Receiver::totalCalls.load() <= 10000 + 300);

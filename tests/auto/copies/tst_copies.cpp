@@ -15,7 +15,7 @@
 #include <vector>
 
 #if defined(__SANITIZE_THREAD__)
-#  include <sanitizer/tsan_interface.h>
+#include <sanitizer/tsan_interface.h>
 #endif
 
 // A message that counts every copy and move, from any thread. A moved-from Msg loses its
@@ -41,9 +41,22 @@ struct Msg
 
     Msg() { ++live; }
     explicit Msg(int v) : payload(1, v) { ++live; }
-    Msg(const Msg &o) : payload(o.payload) { ++live; ++copyConstructed; }
-    Msg(Msg &&o) noexcept : payload(std::move(o.payload)) { ++live; ++moveConstructed; }
-    Msg &operator=(const Msg &o) { payload = o.payload; ++copyAssigned; return *this; }
+    Msg(const Msg &o) : payload(o.payload)
+    {
+        ++live;
+        ++copyConstructed;
+    }
+    Msg(Msg &&o) noexcept : payload(std::move(o.payload))
+    {
+        ++live;
+        ++moveConstructed;
+    }
+    Msg &operator=(const Msg &o)
+    {
+        payload = o.payload;
+        ++copyAssigned;
+        return *this;
+    }
     Msg &operator=(Msg &&o) noexcept
     {
         payload = std::move(o.payload);
@@ -82,17 +95,33 @@ public:
     std::atomic<int> calls { 0 };
     std::atomic<int> lastValue { 0 };
 
-    void onRef(const Msg &m) { lastValue = m.value(); ++calls; }
-    void onValue(Msg m) { lastValue = m.value(); ++calls; }
-    void onMoveOnly(MoveOnly m) { lastValue = m.value ? *m.value : -1; ++calls; }
-    void onUniquePtr(std::unique_ptr<int> p) { lastValue = p ? *p : -1; ++calls; }
+    void onRef(const Msg &m)
+    {
+        lastValue = m.value();
+        ++calls;
+    }
+    void onValue(Msg m)
+    {
+        lastValue = m.value();
+        ++calls;
+    }
+    void onMoveOnly(MoveOnly m)
+    {
+        lastValue = m.value ? *m.value : -1;
+        ++calls;
+    }
+    void onUniquePtr(std::unique_ptr<int> p)
+    {
+        lastValue = p ? *p : -1;
+        ++calls;
+    }
 };
 
 enum class Path {
-    QtQueued,      // QObject::connect(..., Qt::QueuedConnection)
-    Funnel,        // QtFastConnect::connect(...)
-    FunnelMove,    // QtFastConnect::connect(..., QtFastConnect::MoveArguments)
-    Invoke,        // QtFastConnect::invoke(receiver, &Receiver::slot, std::move(msg))
+    QtQueued, // QObject::connect(..., Qt::QueuedConnection)
+    Funnel, // QtFastConnect::connect(...)
+    FunnelMove, // QtFastConnect::connect(..., QtFastConnect::MoveArguments)
+    Invoke, // QtFastConnect::invoke(receiver, &Receiver::slot, std::move(msg))
 };
 enum class Shape { RefToRef, RefToValue, ValueToRef, ValueToValue };
 Q_DECLARE_METATYPE(Path)
@@ -213,11 +242,11 @@ void tst_Copies::copiesPerEmission()
         if (refSignal)
             c = refSlot ? QObject::connect(&sender, &Sender::byRef, m_receiver, &Receiver::onRef,
                                            Qt::QueuedConnection)
-                        : QObject::connect(&sender, &Sender::byRef, m_receiver,
-                                           &Receiver::onValue, Qt::QueuedConnection);
+                        : QObject::connect(&sender, &Sender::byRef, m_receiver, &Receiver::onValue,
+                                           Qt::QueuedConnection);
         else
-            c = refSlot ? QObject::connect(&sender, &Sender::byValue, m_receiver,
-                                           &Receiver::onRef, Qt::QueuedConnection)
+            c = refSlot ? QObject::connect(&sender, &Sender::byValue, m_receiver, &Receiver::onRef,
+                                           Qt::QueuedConnection)
                         : QObject::connect(&sender, &Sender::byValue, m_receiver,
                                            &Receiver::onValue, Qt::QueuedConnection);
         break;
@@ -289,14 +318,15 @@ void tst_Copies::moveArgumentsCopiesOnceAnotherConnectionAppears()
     QObject::connect(&sender, &Sender::byValue, &sender,
                      [&seen](const Msg &m) { seen.push_back(m.value()); });
 
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("has other connections besides a "
-                                                          "MoveArguments funnel connection"));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("has other connections besides a "
+                                            "MoveArguments funnel connection"));
     Msg::resetCounters();
     Q_EMIT sender.byValue(Msg(7));
     Q_EMIT sender.byValue(Msg(8)); // warned once only (an unexpected warning fails the test)
     QTRY_COMPARE(m_receiver->calls.load(), 2);
     QCOMPARE(m_receiver->lastValue.load(), 8);
-    QCOMPARE(seen, (std::vector<int>{ 7, 8 }));
+    QCOMPARE(seen, (std::vector<int> { 7, 8 }));
     QCOMPARE(Msg::copies(), 2); // one per emission: copied, not moved
 }
 
@@ -320,12 +350,13 @@ void tst_Copies::invokeFunctor()
     std::atomic<int> value { 0 };
     auto owned = std::make_unique<int>(9);
     // A move-only functor with a move-only argument; runs in the context's thread.
-    QVERIFY(QtFastConnect::invoke(m_receiver,
-                                  [&ranIn, &value, owned = std::move(owned)](Msg m) {
-                                      ranIn = QThread::currentThread();
-                                      value = *owned + m.value();
-                                  },
-                                  Msg(1)));
+    QVERIFY(QtFastConnect::invoke(
+            m_receiver,
+            [&ranIn, &value, owned = std::move(owned)](Msg m) {
+                ranIn = QThread::currentThread();
+                value = *owned + m.value();
+            },
+            Msg(1)));
     QTRY_COMPARE(value.load(), 10);
     QCOMPARE(ranIn.load(), m_thread);
 
@@ -346,8 +377,7 @@ void tst_Copies::invokeBadInput()
 {
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
-    QVERIFY(!QtFastConnect::invoke(static_cast<Receiver *>(nullptr), &Receiver::onValue,
-                                   Msg(1)));
+    QVERIFY(!QtFastConnect::invoke(static_cast<Receiver *>(nullptr), &Receiver::onValue, Msg(1)));
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("invalid nullptr parameter \\(funnel\\)"));
     QVERIFY(!QtFastConnect::invoke(static_cast<QFunnel *>(nullptr), m_receiver, [] {}));
@@ -385,13 +415,16 @@ void tst_Copies::droppedDeliveryDestroysArguments()
     context.store(helper, std::memory_order_release);
     started = false;
     go = false;
-    QMetaObject::invokeMethod(helper, [] {
-        started.store(true, std::memory_order_release);
-        while (!go.load(std::memory_order_acquire))
-            QThread::yieldCurrentThread();
-        delete victim.load(std::memory_order_acquire);
-        context.load(std::memory_order_acquire)->deleteLater();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            helper,
+            [] {
+                started.store(true, std::memory_order_release);
+                while (!go.load(std::memory_order_acquire))
+                    QThread::yieldCurrentThread();
+                delete victim.load(std::memory_order_acquire);
+                context.load(std::memory_order_acquire)->deleteLater();
+            },
+            Qt::QueuedConnection);
     QTRY_VERIFY(started.load(std::memory_order_acquire));
     Receiver *receiver = m_receiver;
     {

@@ -23,8 +23,8 @@
 #include <vector>
 
 #ifdef Q_OS_LINUX
-#  include <sys/syscall.h>
-#  include <unistd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 class Sender : public QObject
@@ -68,7 +68,7 @@ public Q_SLOTS:
 // Starts threads and returns a new receiver living in the first. Each thread then acquires
 // what this thread did so far (the receiver's construction included), for ThreadSanitizer: the
 // receiver reaches them through Qt's moveToThread(), which it cannot see.
-template <std::size_t N>
+template<std::size_t N>
 static Receiver *receiverAmong(std::array<EventLoopThread, N> &threads)
 {
     for (EventLoopThread &t : threads)
@@ -108,7 +108,7 @@ void tst_DropIn::connectThenMoveOldThreadFinished()
     std::unique_ptr<QThread> worker(QThread::create([&] {
         auto *r = new Receiver;
         QtFastConnect::connect(&funnel, r, &Receiver::destroyed, r,
-                               [] {});   // an unrelated connection, as apps have
+                               [] {}); // an unrelated connection, as apps have
         r->moveToThread(QCoreApplication::instance()->thread());
         made.store(r, std::memory_order_release);
     }));
@@ -149,7 +149,7 @@ void tst_DropIn::connectThenMoveOldThreadFinished()
 // Calls already pending when the receiver moves go with it, while the old thread is blocked.
 // The hand-offs use static atomics and a capture-less functor: Qt's posted-event list and
 // semaphores synchronize inside Qt, where ThreadSanitizer cannot see it.
-static std::atomic<int> g_stage { 0 };    // 1: calls pending, 2: moved, 3: old thread released
+static std::atomic<int> g_stage { 0 }; // 1: calls pending, 2: moved, 3: old thread released
 static std::atomic<Receiver *> g_moving { nullptr };
 
 void tst_DropIn::pendingCallsMoveWithBlockedOldThread()
@@ -163,15 +163,18 @@ void tst_DropIn::pendingCallsMoveWithBlockedOldThread()
     QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue));
 
     g_stage = 0;
-    QMetaObject::invokeMethod(r, [] {
-        while (g_stage.load(std::memory_order_acquire) < 1)
-            QThread::yieldCurrentThread();  // the calls below are pending for r by now
-        g_moving.load(std::memory_order_acquire)
-                ->moveToThread(QCoreApplication::instance()->thread());
-        g_stage.store(2, std::memory_order_release);
-        while (g_stage.load(std::memory_order_acquire) < 3)
-            QThread::yieldCurrentThread();  // the old thread stays blocked
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            r,
+            [] {
+                while (g_stage.load(std::memory_order_acquire) < 1)
+                    QThread::yieldCurrentThread(); // the calls below are pending for r by now
+                g_moving.load(std::memory_order_acquire)
+                        ->moveToThread(QCoreApplication::instance()->thread());
+                g_stage.store(2, std::memory_order_release);
+                while (g_stage.load(std::memory_order_acquire) < 3)
+                    QThread::yieldCurrentThread(); // the old thread stays blocked
+            },
+            Qt::QueuedConnection);
     for (int i = 0; i < 100; ++i)
         Q_EMIT s.value(i);
     funnel.flush();
@@ -195,8 +198,7 @@ void tst_DropIn::orderAcrossThousandMoves()
     Receiver *r = receiverAmong(threads);
     std::array<Sender, Receiver::Producers> senders;
     for (Sender &s : senders) {
-        QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, r,
-                                       &Receiver::onSequenced));
+        QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::sequenced, r, &Receiver::onSequenced));
     }
 
     std::atomic<bool> stop { false };
@@ -250,14 +252,14 @@ void tst_DropIn::disconnectBySignature()
     // Another slot of the same receiver is not this one.
     QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::moveToTarget));
     QVERIFY(QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue));
-    QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue));  // gone
+    QVERIFY(!QObject::disconnect(&s, &Sender::value, &r, &Receiver::onValue)); // gone
     Q_EMIT s.value(1);
     funnel.flush();
     QCoreApplication::processEvents();
     QCOMPARE(r.calls.load(), 0);
 
     // The forms that name no slot find funnel connections too.
-    QVERIFY(QObject::disconnect(&s, SIGNAL(sequenced(int,quint64)), &r, nullptr));
+    QVERIFY(QObject::disconnect(&s, SIGNAL(sequenced(int, quint64)), &r, nullptr));
     Q_EMIT s.sequenced(0, 0);
     funnel.flush();
     QCoreApplication::processEvents();
@@ -294,7 +296,7 @@ void tst_DropIn::blockedProducerSleeps()
     QFunnel funnel;
     funnel.setCapacity(1);
     Sender s;
-    QThread receiverThread;     // started only at the end: nothing makes room before that
+    QThread receiverThread; // started only at the end: nothing makes room before that
     Receiver r;
     r.moveToThread(&receiverThread);
     QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, &Receiver::onValue));
@@ -302,11 +304,11 @@ void tst_DropIn::blockedProducerSleeps()
     std::atomic<long> tid { 0 };
     std::thread producer([&] {
         tid = long(syscall(SYS_gettid));
-        Q_EMIT s.value(1);      // takes the only credit
-        Q_EMIT s.value(2);      // blocks
+        Q_EMIT s.value(1); // takes the only credit
+        Q_EMIT s.value(2); // blocks
     });
     QTRY_VERIFY(tid.load() != 0);
-    QTest::qSleep(200);         // well inside the wait by now
+    QTest::qSleep(200); // well inside the wait by now
     const qint64 before = voluntarySwitches(tid);
     QVERIFY(before >= 0);
     QTest::qSleep(1000);
@@ -398,7 +400,7 @@ void tst_DropIn::emitFromThreadLocalDestructor()
     });
     t.join();
     QTRY_COMPARE(r.calls.load(), 4);
-    QCOMPARE(r.lastValue.load(), 4);   // in the thread's order
+    QCOMPARE(r.lastValue.load(), 4); // in the thread's order
     QTRY_COMPARE(funnel.pendingCalls(), 0);
     QCOMPARE(funnel.statistics().emitted, 4u);
 }
@@ -426,7 +428,7 @@ void tst_DropIn::connectWhileReceiverMoves()
     Q_EMIT s.value(1);
     QTRY_COMPARE(r->calls.load(), Connects);
     QTRY_COMPARE(funnel.pendingCalls(), 0);
-    s.disconnect();     // as in orderAcrossThousandMoves()
+    s.disconnect(); // as in orderAcrossThousandMoves()
     deleteLaterInItsThread(r);
 }
 

@@ -70,12 +70,12 @@ public:
             ++errors;
         take(Pooled, p->producer, p->seq);
         p->~Payload();
-        PayloadPool::deallocate(p);   // a cross-thread free into the producer's arena
+        PayloadPool::deallocate(p); // a cross-thread free into the producer's arena
     }
 
     std::atomic<qint64> received { 0 };
     qint64 counts[PathCount] = {};
-    qint64 errors = 0;   // this thread only
+    qint64 errors = 0; // this thread only
     std::atomic<qint64> producerErrors { 0 };
     std::vector<QThread *> producers;
 
@@ -84,7 +84,7 @@ public Q_SLOTS:
     void onInvoked(quint64 producer, quint64 seq) { take(Invoked, producer, seq); }
 
 private:
-    std::vector<quint64> m_next;   // per producer and path: the next seq expected
+    std::vector<quint64> m_next; // per producer and path: the next seq expected
 };
 
 class Sender : public QObject
@@ -112,7 +112,8 @@ void produce(Receiver *receiver, quint64 producer, int calls)
             ok = QtFastConnect::invoke(receiver, &Receiver::onInvoked, producer, seq);
             break;
         case Pooled: {
-            auto *p = new (PayloadPool::allocate()) Payload{ producer, seq, checkOf(producer, seq) };
+            auto *p =
+                    new (PayloadPool::allocate()) Payload { producer, seq, checkOf(producer, seq) };
             ok = QtFastConnect::invoke(receiver, [receiver, p] { receiver->takePayload(p); });
             break;
         }

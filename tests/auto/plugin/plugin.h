@@ -13,13 +13,13 @@ class QObject;
 
 struct PluginResults
 {
-    std::int64_t received;     // slot calls that arrived, all paths
-    std::int64_t emitted;      // through QtFastConnect::connect()
-    std::int64_t invoked;      // through QtFastConnect::invoke(receiver, &Receiver::slot, ...)
-    std::int64_t pooled;       // through invoke() of a functor carrying a QPoolAllocator chunk
-    std::int64_t errors;       // out of order, wrong thread, corrupt payload, failed invoke
-    std::int64_t poolArenas;   // the plugin's QPoolAllocator<24> after trim(): arenas left
-    std::int64_t poolPages;    // ... and pages in use
+    std::int64_t received; // slot calls that arrived, all paths
+    std::int64_t emitted; // through QtFastConnect::connect()
+    std::int64_t invoked; // through QtFastConnect::invoke(receiver, &Receiver::slot, ...)
+    std::int64_t pooled; // through invoke() of a functor carrying a QPoolAllocator chunk
+    std::int64_t errors; // out of order, wrong thread, corrupt payload, failed invoke
+    std::int64_t poolArenas; // the plugin's QPoolAllocator<24> after trim(): arenas left
+    std::int64_t poolPages; // ... and pages in use
 };
 
 extern "C" {

@@ -25,7 +25,7 @@
 #include <QtTest/qtest.h>
 
 #ifdef PLUGIN_TEST_LINKED
-#  include <QtFastConnect/qpoolallocator.h>
+#include <QtFastConnect/qpoolallocator.h>
 #endif
 
 #include <dlfcn.h>
@@ -36,8 +36,8 @@ namespace {
 
 struct LoadedObject
 {
-    bool staticTls = false;   // DF_STATIC_TLS: it needs static TLS space
-    quint64 tlsBytes = 0;     // size of its TLS block (PT_TLS)
+    bool staticTls = false; // DF_STATIC_TLS: it needs static TLS space
+    quint64 tlsBytes = 0; // size of its TLS block (PT_TLS)
 };
 
 LoadedObject inspect(void *handle)
@@ -55,16 +55,18 @@ LoadedObject inspect(void *handle)
         const char *name;
         quint64 tlsBytes;
     } search { map->l_name, 0 };
-    dl_iterate_phdr([](dl_phdr_info *info, size_t, void *data) {
-        auto *s = static_cast<Search *>(data);
-        if (qstrcmp(info->dlpi_name, s->name) != 0)
-            return 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-            if (info->dlpi_phdr[i].p_type == PT_TLS)
-                s->tlsBytes = info->dlpi_phdr[i].p_memsz;
-        }
-        return 1;
-    }, &search);
+    dl_iterate_phdr(
+            [](dl_phdr_info *info, size_t, void *data) {
+                auto *s = static_cast<Search *>(data);
+                if (qstrcmp(info->dlpi_name, s->name) != 0)
+                    return 0;
+                for (int i = 0; i < info->dlpi_phnum; ++i) {
+                    if (info->dlpi_phdr[i].p_type == PT_TLS)
+                        s->tlsBytes = info->dlpi_phdr[i].p_memsz;
+                }
+                return 1;
+            },
+            &search);
     o.tlsBytes = search.tlsBytes;
     return o;
 }
@@ -95,7 +97,7 @@ void tst_Plugin::initTestCase()
     // bring it.
     void *early = dlopen(FASTCONNECT_SONAME, RTLD_LAZY | RTLD_NOLOAD);
 #ifdef PLUGIN_TEST_LINKED
-    QCOMPARE(QPoolAllocator<40>::stats().arenas, 0);   // a use of the library, so it is linked
+    QCOMPARE(QPoolAllocator<40>::stats().arenas, 0); // a use of the library, so it is linked
     QVERIFY2(early, "tst_plugin_linked should have loaded " FASTCONNECT_SONAME " at start-up");
 #else
     QVERIFY2(!early, FASTCONNECT_SONAME " is loaded before the plugin: the test links it");
@@ -119,10 +121,11 @@ void tst_Plugin::staticTlsExhausted()
     for (int bytes = 2048; bytes >= 1; bytes /= 2) {
         const QString path = moduleDir() + QStringLiteral("/tst_plugin_tls_%1.so").arg(bytes);
         if (dlopen(QFile::encodeName(path).constData(), RTLD_NOW | RTLD_LOCAL))
-            ++loaded;   // kept loaded: its TLS block stays taken
+            ++loaded; // kept loaded: its TLS block stays taken
     }
     QVERIFY2(loaded > 0, "no static TLS surplus at all?");
-    const QByteArray control = QFile::encodeName(moduleDir() + QStringLiteral("/tst_plugin_tls_ie8.so"));
+    const QByteArray control =
+            QFile::encodeName(moduleDir() + QStringLiteral("/tst_plugin_tls_ie8.so"));
     void *ie = dlopen(control.constData(), RTLD_NOW | RTLD_LOCAL);
     if (ie)
         QSKIP("could not use up the static TLS surplus (an 8-byte initial-exec block still loads)");
@@ -150,14 +153,14 @@ void tst_Plugin::loadAndDeliver()
 
     // More calls than the funnel's default capacity (65,536): producers wait for this thread.
     constexpr int Producers = 4;
-    constexpr int CallsEach = 30000;   // a multiple of the plugin's three paths
+    constexpr int CallsEach = 30000; // a multiple of the plugin's three paths
     constexpr qint64 Total = qint64(Producers) * CallsEach;
     QObject *receiver = createReceiver();
     QVERIFY(receiver);
     QVERIFY(startProducers(receiver, Producers, CallsEach));
     QTRY_COMPARE_WITH_TIMEOUT(results(receiver).received, Total, 120000);
     QVERIFY(finish(receiver));
-    QCoreApplication::processEvents();   // nothing more may arrive
+    QCoreApplication::processEvents(); // nothing more may arrive
 
     const PluginResults r = results(receiver);
     QCOMPARE(r.received, Total);

@@ -68,7 +68,7 @@ class SequenceChecker : public QObject
 {
     Q_OBJECT
 public:
-    explicit SequenceChecker(int producers) : next(producers, 0) { }
+    explicit SequenceChecker(int producers) : next(producers, 0) {}
     std::vector<quint64> next;
     qint64 total = 0;
     qint64 outOfOrder = 0;
@@ -329,9 +329,9 @@ void tst_QFastConnect::contextDeletedCutsConnection()
     QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::plain, context,
                                    CountedFunctor(&calls)));
     QCOMPARE(CountedFunctor::live.load(), 1);
-    Q_EMIT producer.plain();  // pending when the context goes
+    Q_EMIT producer.plain(); // pending when the context goes
     delete context;
-    Q_EMIT producer.plain();  // after: nothing captured
+    Q_EMIT producer.plain(); // after: nothing captured
     QTRY_COMPARE(funnel.pendingCalls(), 0);
     QCOMPARE(calls, 0);
     QCOMPARE(CountedFunctor::live.load(), 0); // released exactly once
@@ -345,8 +345,8 @@ void tst_QFastConnect::receiverMovedToAnotherThread()
     Producer producer;
     auto *receiver = new Receiver;
     QVERIFY(QtFastConnect::connect(&producer, &Producer::plain, receiver, &Receiver::onPlain));
-    Q_EMIT producer.plain();          // routed to the main thread's inbox
-    receiver->moveToThread(&worker);  // before the main thread delivered it
+    Q_EMIT producer.plain(); // routed to the main thread's inbox
+    receiver->moveToThread(&worker); // before the main thread delivered it
     QTRY_COMPARE(receiver->calls.load(), 1);
     QCOMPARE(receiver->lastThread.load(), &worker);
     // Cut first, as above: ~QObject in the worker would otherwise read producer.
@@ -409,15 +409,13 @@ void tst_QFastConnect::badInput()
 
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("invalid nullptr parameter \\(sender\\)"));
-    QVERIFY(!QtFastConnect::connect(nullProducer, &Producer::plain, &receiver,
-                                    &Receiver::onPlain));
+    QVERIFY(!QtFastConnect::connect(nullProducer, &Producer::plain, &receiver, &Receiver::onPlain));
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
-    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver,
-                                    &Receiver::onPlain));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver, &Receiver::onPlain));
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("invalid nullptr parameter \\(receiver\\)"));
-    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver, [] { }));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, nullReceiver, [] {}));
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("invalid nullptr funnel"));
     QVERIFY(!QtFastConnect::connect(static_cast<QFunnel *>(nullptr), &producer, &Producer::plain,
                                     &receiver, &Receiver::onPlain));
@@ -427,19 +425,21 @@ void tst_QFastConnect::badInput()
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection type 0x1"));
     QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
                                     QtFastConnect::FunnelConnection | Qt::DirectConnection));
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("unsupported connection flags 0x1000000"));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("unsupported connection flags 0x1000000"));
     QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &receiver, &Receiver::onPlain,
                                     QtFastConnect::ConnectionMode::fromInt(0x1010000)));
 
     // Type-erased arguments are copied through QMetaType: MoveArguments cannot be honoured.
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("MoveArguments needs the pointer-to-member"));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("MoveArguments needs the pointer-to-member"));
     QVERIFY(!QtFastConnect::connect(&producer, SIGNAL(plain()), &receiver, SLOT(deleteLater()),
                                     QtFastConnect::MoveArguments));
 
     QObject homeless;
     homeless.moveToThread(nullptr);
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("has no thread affinity"));
-    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &homeless, [] { }));
+    QVERIFY(!QtFastConnect::connect(&producer, &Producer::plain, &homeless, [] {}));
 
     // None of these left a live connection behind.
     Q_EMIT producer.plain();

@@ -81,13 +81,13 @@ void tst_QFunnel::fullFunnelBlocksProducersAndLosesNothing()
     GatedReceiver receiver;
     receiver.moveToThread(&receiverThread);
 
-    std::atomic<qint64> returned { 0 };   // emissions that came back from emit
+    std::atomic<qint64> returned { 0 }; // emissions that came back from emit
     std::vector<std::unique_ptr<Producer>> producers;
     std::vector<std::unique_ptr<QThread>> threads;
     for (int p = 0; p < Producers; ++p) {
         producers.push_back(std::make_unique<Producer>());
-        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value,
-                                       &receiver, &GatedReceiver::onValue));
+        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value, &receiver,
+                                       &GatedReceiver::onValue));
         Producer *emitter = producers.back().get();
         threads.emplace_back(QThread::create([emitter, &returned] {
             for (quint64 i = 1; i <= PerProducer; ++i) {

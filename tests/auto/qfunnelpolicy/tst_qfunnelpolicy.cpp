@@ -19,8 +19,7 @@
 
 static bool accountedFor(const QFunnel::Statistics &s)
 {
-    return s.pending == 0
-            && s.emitted == s.delivered + s.dropped + s.discarded + s.coalesced;
+    return s.pending == 0 && s.emitted == s.delivered + s.dropped + s.discarded + s.coalesced;
 }
 
 // Receives in the main thread; its slot may cost time (a busy wait) and look at the funnel.
@@ -30,15 +29,15 @@ class PassProbe : public QObject
 public:
     QFunnel *funnel = nullptr;
     std::chrono::microseconds slotCost { 0 };
-    quint64 watchFor = 0;          // the value whose slot records the funnel's pending calls
+    quint64 watchFor = 0; // the value whose slot records the funnel's pending calls
     qsizetype pendingThen = -1;
     int calls = 0;
-    int callsAtUserEvent = -1;     // calls run when a QEvent::User posted to this object ran
+    int callsAtUserEvent = -1; // calls run when a QEvent::User posted to this object ran
 
     void onValue(quint64 v)
     {
         const auto end = std::chrono::steady_clock::now() + slotCost;
-        while (std::chrono::steady_clock::now() < end) { }
+        while (std::chrono::steady_clock::now() < end) {}
         if (v == watchFor)
             pendingThen = funnel->pendingCalls();
         ++calls;
@@ -256,10 +255,10 @@ void tst_QFunnelPolicy::coalesceDeliversOnlyTheLatest()
         Producer producer;
         QObject receiver;
         QList<quint64> got;
-        QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::counted, &receiver,
-                                       [&](const CountedValue &v) { got.append(v.value); },
-                                       QtFastConnect::FunnelConnection
-                                               | QtFastConnect::CoalesceCalls));
+        QVERIFY(QtFastConnect::connect(
+                &funnel, &producer, &Producer::counted, &receiver,
+                [&](const CountedValue &v) { got.append(v.value); },
+                QtFastConnect::FunnelConnection | QtFastConnect::CoalesceCalls));
         std::thread t([&] {
             for (quint64 i = 1; i <= 1000; ++i)
                 Q_EMIT producer.counted(CountedValue(i));
@@ -292,10 +291,12 @@ void tst_QFunnelPolicy::coalesceKeepsOtherConnectionsWhole()
     const auto coalesce = QtFastConnect::FunnelConnection | QtFastConnect::CoalesceCalls;
     QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
                                    [&](quint64 v) { all.append(v); }));
-    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
-                                   [&](quint64 v) { latestA.append(v); }, coalesce));
-    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
-                                   [&](quint64 v) { latestB.append(v); }, coalesce));
+    QVERIFY(QtFastConnect::connect(
+            &funnel, &producer, &Producer::value, &receiver, [&](quint64 v) { latestA.append(v); },
+            coalesce));
+    QVERIFY(QtFastConnect::connect(
+            &funnel, &producer, &Producer::value, &receiver, [&](quint64 v) { latestB.append(v); },
+            coalesce));
     for (quint64 i = 1; i <= 50; ++i)
         Q_EMIT producer.value(i);
     QTRY_VERIFY(accountedFor(funnel.statistics()));
@@ -418,8 +419,7 @@ void tst_QFunnelPolicy::rateLimitRunsAtMostOncePerInterval()
         QVERIFY(receiver.values[i] > receiver.values[i - 1]);
         // The rule is checked against the same clock before the slot runs; 1 ms of slack for
         // the time between that check and the previous slot's own reading.
-        QVERIFY2(receiver.times[i] - receiver.times[i - 1] >= 49ms,
-                 qPrintable(QString::number(i)));
+        QVERIFY2(receiver.times[i] - receiver.times[i - 1] >= 49ms, qPrintable(QString::number(i)));
     }
 }
 
@@ -428,8 +428,7 @@ void tst_QFunnelPolicy::rateLimitDefaultsAndBadIntervals()
     using namespace std::chrono_literals;
     QCOMPARE(QtFastConnect::ConnectionMode(QtFastConnect::RateLimitCalls).rateLimitInterval(),
              16ms);
-    QCOMPARE((QtFastConnect::rateLimit(100ms) | Qt::UniqueConnection).rateLimitInterval(),
-             100ms);
+    QCOMPARE((QtFastConnect::rateLimit(100ms) | Qt::UniqueConnection).rateLimitInterval(), 100ms);
     QVERIFY((QtFastConnect::rateLimit(100ms) | Qt::UniqueConnection)
                     .testFlag(int(QtFastConnect::RateLimitCalls) | int(Qt::UniqueConnection)));
 
@@ -465,7 +464,7 @@ void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
     QTRY_COMPARE(receiver->values.size(), 1);
     QVERIFY(emitFromThread(&producer, 2, 2));
     QTRY_COMPARE(funnel.statistics().emitted, 2u);
-    QCoreApplication::processEvents();   // the second call is parked
+    QCoreApplication::processEvents(); // the second call is parked
     QCOMPARE(receiver->values.size(), 1);
     delete receiver;
     QTRY_VERIFY(accountedFor(funnel.statistics()));

@@ -20,11 +20,11 @@
 #include <vector>
 
 #ifdef QT_FASTCONNECT_POOL_ASAN
-#  include <sanitizer/lsan_interface.h>
+#include <sanitizer/lsan_interface.h>
 #endif
 
-using QtFastConnectPrivate::qPoolPageOf;
 using QtFastConnectPrivate::QPoolArena;
+using QtFastConnectPrivate::qPoolPageOf;
 
 // Every test uses pools of its own (a distinct ChunkSize argument makes a distinct pool), so the
 // page and arena counts it checks start from zero.
@@ -58,7 +58,7 @@ bool checkPattern(const void *p, std::size_t bytes, quint64 tag)
 
 // Where a chunk sits: on a pool page of the right chunk size, after the header, on a chunk
 // boundary. Returns an empty string when all is well.
-template <typename Pool>
+template<typename Pool>
 QByteArray chunkCheck(const void *p)
 {
     const auto addr = reinterpret_cast<quintptr>(p);
@@ -113,8 +113,10 @@ private Q_SLOTS:
     void oversizedRequestAsserts();
 
 private:
-    template <typename Pool> void checkAllocateFreeReuse();
-    template <typename Pool> void stress(int threads, int operations);
+    template<typename Pool>
+    void checkAllocateFreeReuse();
+    template<typename Pool>
+    void stress(int threads, int operations);
 };
 
 void tst_QPoolAllocator::chunkGeometry()
@@ -135,10 +137,10 @@ void tst_QPoolAllocator::chunkGeometry()
 }
 
 // Allocate, free, reuse, in the calling thread; the pool must be fresh.
-template <typename Pool>
+template<typename Pool>
 void tst_QPoolAllocator::checkAllocateFreeReuse()
 {
-    const std::size_t count = 3 * Pool::chunksPerPage + 5;   // four pages
+    const std::size_t count = 3 * Pool::chunksPerPage + 5; // four pages
     std::vector<void *> chunks;
     std::set<void *> addresses;
     const QPoolArena *arena = nullptr;
@@ -149,7 +151,7 @@ void tst_QPoolAllocator::checkAllocateFreeReuse()
         QVERIFY2(error.isEmpty(), error.constData());
         if (!arena)
             arena = qPoolPageOf(p)->arena;
-        QCOMPARE(qPoolPageOf(p)->arena, arena);   // one thread, one arena
+        QCOMPARE(qPoolPageOf(p)->arena, arena); // one thread, one arena
         QVERIFY2(addresses.insert(p).second, "a live chunk was handed out twice");
         fillPattern(p, Pool::chunkSize, i);
         chunks.push_back(p);
@@ -178,7 +180,7 @@ void tst_QPoolAllocator::checkAllocateFreeReuse()
     QVERIFY(reused == addresses);
     QCOMPARE(Pool::stats().pagesInUse, pagesFor(count, Pool::chunksPerPage));
     for (void *p : second)
-        Pool::deallocate(p);   // the default size is the chunk size
+        Pool::deallocate(p); // the default size is the chunk size
 }
 
 void tst_QPoolAllocator::singleThreaded()
@@ -202,7 +204,7 @@ void tst_QPoolAllocator::multiThreaded()
     checkAllocateFreeReuse<Pool>();
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(Pool::stats().arenas, 1);   // the main thread's
+    QCOMPARE(Pool::stats().arenas, 1); // the main thread's
 }
 
 // SharedPool: frees from another thread go to the backlog; an allocation that finds the stack
@@ -210,7 +212,7 @@ void tst_QPoolAllocator::multiThreaded()
 void tst_QPoolAllocator::sharedPoolBacklog()
 {
     using Pool = QPoolAllocator<176, QPoolThreadModel::SharedPool>;
-    const std::size_t count = 2 * Pool::chunksPerPage;   // exactly two pages: nothing uncarved
+    const std::size_t count = 2 * Pool::chunksPerPage; // exactly two pages: nothing uncarved
     std::vector<void *> chunks;
     for (std::size_t i = 0; i < count; ++i)
         chunks.push_back(Pool::allocate());
@@ -237,7 +239,7 @@ void tst_QPoolAllocator::sharedPoolBacklog()
 void tst_QPoolAllocator::multiThreadedCrossThreadFree()
 {
     using Pool = QPoolAllocator<192>;
-    const std::size_t count = 4 * Pool::chunksPerPage;   // four full pages
+    const std::size_t count = 4 * Pool::chunksPerPage; // four full pages
     std::vector<void *> chunks;
     for (std::size_t i = 0; i < count; ++i) {
         chunks.push_back(Pool::allocate());
@@ -255,7 +257,7 @@ void tst_QPoolAllocator::multiThreadedCrossThreadFree()
     });
     freer.join();
     QCOMPARE(badPatterns.load(), 0);
-    QCOMPARE(Pool::stats().arenas, 1);   // the freeing thread got none
+    QCOMPARE(Pool::stats().arenas, 1); // the freeing thread got none
 
     std::set<void *> again;
     for (std::size_t i = 0; i < count; ++i) {
@@ -351,7 +353,7 @@ void tst_QPoolAllocator::orphanedArenaIsAdopted()
     });
     std::thread b([&] {
         allocated.get_future().wait();
-        for (std::size_t i = 1; i < count; ++i) {   // chunks[0] stays out
+        for (std::size_t i = 1; i < count; ++i) { // chunks[0] stays out
             if (!checkPattern(chunks[i], Pool::chunkSize, i))
                 ++badPatterns;
             Pool::deallocate(chunks[i]);
@@ -366,7 +368,7 @@ void tst_QPoolAllocator::orphanedArenaIsAdopted()
     QCOMPARE(s.orphanedArenas, 1);
     QCOMPARE(s.pagesInUse, pages);
     QVERIFY(checkPattern(chunks[0], Pool::chunkSize, 0));
-    Pool::deallocate(chunks[0]);   // this thread has no arena in the pool: into the backlog
+    Pool::deallocate(chunks[0]); // this thread has no arena in the pool: into the backlog
     QCOMPARE(Pool::stats().arenas, 1);
 
     const QPoolArena *arenaC = nullptr;
@@ -384,7 +386,7 @@ void tst_QPoolAllocator::orphanedArenaIsAdopted()
     QVERIFY(reused);
     QCOMPARE(duringC.arenas, 1);
     QCOMPARE(duringC.orphanedArenas, 0);
-    QCOMPARE(duringC.pagesInUse, pages);   // no new page
+    QCOMPARE(duringC.pagesInUse, pages); // no new page
 
     // C exited with every chunk back: the arena is gone and its pages were returned.
     s = Pool::stats();
@@ -401,15 +403,15 @@ using LatePool = QPoolAllocator<144>;
 // the thread's arenas: its destructor allocates from a thread with no arena left.
 struct LateAllocator
 {
-    std::atomic<int> *result = nullptr;   // 1: the chunk was good, 2: it was not
+    std::atomic<int> *result = nullptr; // 1: the chunk was good, 2: it was not
     ~LateAllocator()
     {
         if (!result)
             return;
         void *p = LatePool::allocate();
         fillPattern(p, LatePool::chunkSize, 42);
-        const bool good = chunkCheck<LatePool>(p).isEmpty()
-                && checkPattern(p, LatePool::chunkSize, 42);
+        const bool good =
+                chunkCheck<LatePool>(p).isEmpty() && checkPattern(p, LatePool::chunkSize, 42);
         LatePool::deallocate(p);
         result->store(good ? 1 : 2);
     }
@@ -437,7 +439,7 @@ void tst_QPoolAllocator::allocationAfterThreadExitCleanup()
 
 // Random allocations and frees on several threads, a third of the frees on another thread than
 // the allocating one; every chunk carries its owner and index and is checked before its free.
-template <typename Pool>
+template<typename Pool>
 void tst_QPoolAllocator::stress(int threads, int operations)
 {
     struct Live
@@ -448,7 +450,7 @@ void tst_QPoolAllocator::stress(int threads, int operations)
     struct Inbox
     {
         std::mutex lock;
-        std::vector<Live> items;   // chunks handed over by the previous thread
+        std::vector<Live> items; // chunks handed over by the previous thread
     };
     std::vector<Inbox> inboxes(threads);
     std::atomic<int> finished { 0 };
@@ -479,7 +481,7 @@ void tst_QPoolAllocator::stress(int threads, int operations)
             return int(taken.size());
         };
 
-        int done = 0;   // allocations and frees
+        int done = 0; // allocations and frees
         while (done < perThread) {
             const unsigned r = rng() % 100;
             if (live.empty() || (r < 50 && live.size() < 3000)) {
@@ -599,7 +601,7 @@ void tst_QPoolAllocator::pageReuseAndReturn()
     QCOMPARE(after.pagesInUse, 2);
     QCOMPARE(after.pagesMapped, before.pagesMapped);
     QCOMPARE(after.pagesCached, before.pagesCached - 1);
-    fillPattern(chunks.back(), Pool::chunkSize, 7);   // the recycled page is writable
+    fillPattern(chunks.back(), Pool::chunkSize, 7); // the recycled page is writable
     QVERIFY(checkPattern(chunks.back(), Pool::chunkSize, 7));
 
     Pool::deallocate(kept);
@@ -608,16 +610,16 @@ void tst_QPoolAllocator::pageReuseAndReturn()
     Pool::trim();
     QCOMPARE(Pool::stats().pagesInUse, 0);
     QCOMPARE(Pool::stats().pagesReturned, 4);
-    QCOMPARE(Pool::stats().arenas, 1);   // this thread's arena stays, empty
+    QCOMPARE(Pool::stats().arenas, 1); // this thread's arena stays, empty
 }
 
 namespace {
-template <typename Pool>
+template<typename Pool>
 bool oversizedRoundTrip()
 {
     const quint64 before = Pool::fallbackCount();
     void *p = Pool::allocate(Pool::chunkSize + 1000);
-    std::memset(p, 0x5a, Pool::chunkSize + 1000);   // the whole request is usable
+    std::memset(p, 0x5a, Pool::chunkSize + 1000); // the whole request is usable
     const bool counted = Pool::fallbackCount() == before + 1
             && Pool::stats().fallbackCount == before + 1 && Pool::stats().pagesInUse == 0;
     Pool::deallocate(p, Pool::chunkSize + 1000);
@@ -642,7 +644,7 @@ void tst_QPoolAllocator::fallbackForOversizedRequests()
 }
 
 namespace {
-template <std::size_t Size>
+template<std::size_t Size>
 struct Pooled
 {
     Q_FASTCONNECT_POOLED
@@ -655,7 +657,7 @@ struct alignas(64) OverAligned
     char bytes[48];
 };
 
-template <std::size_t Size>
+template<std::size_t Size>
 std::size_t pooledChunkSize()
 {
     auto *p = new Pooled<Size>;
@@ -703,15 +705,15 @@ void tst_QPoolAllocator::addressSanitizer()
 #ifndef QT_FASTCONNECT_POOL_ASAN
     QSKIP("Only under AddressSanitizer");
 #else
-    using Pool = QPoolAllocator<56>;   // 64-byte chunks
+    using Pool = QPoolAllocator<56>; // 64-byte chunks
     char *p = static_cast<char *>(Pool::allocate(20));
-    QVERIFY(!__asan_region_is_poisoned(p, 20));    // the request is addressable
-    QVERIFY(__asan_address_is_poisoned(p + 24));   // the rest of the chunk is not
+    QVERIFY(!__asan_region_is_poisoned(p, 20)); // the request is addressable
+    QVERIFY(__asan_address_is_poisoned(p + 24)); // the rest of the chunk is not
     char *q = static_cast<char *>(Pool::allocate());
     QVERIFY(!__asan_region_is_poisoned(q, Pool::chunkSize));
     Pool::deallocate(q);
     for (std::size_t i = 0; i < Pool::chunkSize; i += 8)
-        QVERIFY(__asan_address_is_poisoned(q + i));   // free: all of it, link word included
+        QVERIFY(__asan_address_is_poisoned(q + i)); // free: all of it, link word included
     // Uncarved space of the page is poisoned too.
     char *uncarved = reinterpret_cast<char *>(qPoolPageOf(p)) + 4096 - Pool::chunkSize;
     QVERIFY(uncarved != p && uncarved != q);
@@ -797,23 +799,23 @@ static int childMain(const QByteArray &scenario)
 {
     if (scenario == "double-free") {
         using Pool = QPoolAllocator<48>;
-        void *keep = Pool::allocate();   // so the freed chunk is not the only one
+        void *keep = Pool::allocate(); // so the freed chunk is not the only one
         void *p = Pool::allocate();
         Pool::deallocate(p);
         Pool::deallocate(p);
         Pool::deallocate(keep);
-        return 0;   // not reached in a checking build
+        return 0; // not reached in a checking build
     }
     if (scenario == "multipool-foreign-free") {
         using Pool = QPoolAllocator<48, QPoolThreadModel::MultiPool>;
         void *p = Pool::allocate();
         std::thread([p] { Pool::deallocate(p); }).join();
-        return 0;   // not reached in a debug build
+        return 0; // not reached in a debug build
     }
     if (scenario == "oversized") {
         using Pool = QPoolAllocator<48>;
         Pool::deallocate(Pool::allocate(100), 100);
-        return 0;   // not reached in a debug build
+        return 0; // not reached in a debug build
     }
     return 2;
 }

@@ -24,10 +24,28 @@ struct CountedValue
 
     CountedValue() { ++live; }
     explicit CountedValue(quint64 v) : value(v) { ++live; }
-    CountedValue(const CountedValue &o) : value(o.value) { ++live; ++copies; }
-    CountedValue(CountedValue &&o) noexcept : value(o.value) { ++live; ++moves; }
-    CountedValue &operator=(const CountedValue &o) { value = o.value; ++copies; return *this; }
-    CountedValue &operator=(CountedValue &&o) noexcept { value = o.value; ++moves; return *this; }
+    CountedValue(const CountedValue &o) : value(o.value)
+    {
+        ++live;
+        ++copies;
+    }
+    CountedValue(CountedValue &&o) noexcept : value(o.value)
+    {
+        ++live;
+        ++moves;
+    }
+    CountedValue &operator=(const CountedValue &o)
+    {
+        value = o.value;
+        ++copies;
+        return *this;
+    }
+    CountedValue &operator=(CountedValue &&o) noexcept
+    {
+        value = o.value;
+        ++moves;
+        return *this;
+    }
     ~CountedValue() { --live; }
 };
 

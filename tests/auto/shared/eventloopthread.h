@@ -10,7 +10,7 @@
 #include <atomic>
 
 #if defined(__SANITIZE_THREAD__)
-#  include <sanitizer/tsan_interface.h>
+#include <sanitizer/tsan_interface.h>
 #endif
 
 // A thread running an event loop, for receivers that live outside the main thread; quits and
@@ -38,13 +38,16 @@ inline void synchronizeWithItsThread(QObject *object)
     static std::atomic<unsigned> acquired { 0 };
     if (object->thread() != QThread::currentThread()) {
         const unsigned ticket = released.load(std::memory_order_relaxed) + 1;
-        QMetaObject::invokeMethod(object, [] {
-            while (released.load(std::memory_order_acquire)
-                   == acquired.load(std::memory_order_relaxed)) {
-                QThread::yieldCurrentThread();
-            }
-            acquired.fetch_add(1, std::memory_order_release);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                object,
+                [] {
+                    while (released.load(std::memory_order_acquire)
+                           == acquired.load(std::memory_order_relaxed)) {
+                        QThread::yieldCurrentThread();
+                    }
+                    acquired.fetch_add(1, std::memory_order_release);
+                },
+                Qt::QueuedConnection);
         released.store(ticket, std::memory_order_release);
         while (acquired.load(std::memory_order_acquire) != ticket)
             QThread::yieldCurrentThread();

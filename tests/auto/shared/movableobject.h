@@ -8,7 +8,7 @@
 #include <QtCore/qthread.h>
 
 #if defined(__SANITIZE_THREAD__)
-#  include <sanitizer/tsan_interface.h>
+#include <sanitizer/tsan_interface.h>
 #endif
 
 // A receiver that the test can move to another thread while it lives in a running one:

@@ -30,9 +30,9 @@ int main(int argc, char **argv)
     const bool qtReference = argc > 1 && qstrcmp(argv[1], "qt") == 0;
     std::atomic<int> calls { 0 };
     QSemaphore gate;
-    EventLoopThread worker;     // outlives the application: still running at shutdown
+    EventLoopThread worker; // outlives the application: still running at shutdown
     auto receiver = std::make_unique<QObject>();
-    Producer lateProducer;      // emits once more after the application is gone
+    Producer lateProducer; // emits once more after the application is gone
     {
         QCoreApplication app(argc, argv);
         Producer producer;
@@ -43,8 +43,9 @@ int main(int argc, char **argv)
             QMetaObject::invokeMethod(receiver.get(), [&gate] { gate.acquire(); });
         }
         if (qtReference) {
-            QObject::connect(&producer, &Producer::counted, receiver.get(),
-                             [&](const CountedValue &) { ++calls; }, Qt::QueuedConnection);
+            QObject::connect(
+                    &producer, &Producer::counted, receiver.get(),
+                    [&](const CountedValue &) { ++calls; }, Qt::QueuedConnection);
         } else {
             QtFastConnect::connect(&producer, &Producer::counted, receiver.get(),
                                    [&](const CountedValue &) { ++calls; });
@@ -59,8 +60,9 @@ int main(int argc, char **argv)
         t->wait();
         // No event loop ran: everything emitted is still pending (Qt cannot be asked).
         std::printf("pending before shutdown: %lld\n",
-                    qtReference ? 10000LL - calls.load()
-                                : static_cast<long long>(QFunnel::globalInstance()->pendingCalls()));
+                    qtReference
+                            ? 10000LL - calls.load()
+                            : static_cast<long long>(QFunnel::globalInstance()->pendingCalls()));
     } // ~QCoreApplication stops the global funnel
     std::printf("live arguments right after shutdown: %d\n", CountedValue::live.load());
     Q_EMIT lateProducer.counted(CountedValue(-1)); // dropped at once, counted

@@ -25,11 +25,11 @@
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#  define QFC_SANITIZED 1
+#define QFC_SANITIZED 1
 #elif defined(__has_feature)
-#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#    define QFC_SANITIZED 1
-#  endif
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QFC_SANITIZED 1
+#endif
 #endif
 
 namespace {
@@ -47,7 +47,7 @@ Q_SIGNALS:
     void payload(const QByteArray &data);
 };
 
-std::atomic<quint64> g_slotCalls { 0 };   // every slot run, whatever the receiver
+std::atomic<quint64> g_slotCalls { 0 }; // every slot run, whatever the receiver
 
 // Permanent receiver: gets every emission of every producer, and checks each producer's order.
 class OrderedReceiver : public QObject
@@ -172,8 +172,8 @@ void tst_Soak::slowReceiverPeakRssBoundedByCapacity()
     QVERIFY(s.highWaterMark <= Capacity);
 
     const long grownKiB = peakRssKiB() - before;
-    qInfo("peak RSS grew by %ld KiB (payloads pending at most %d KiB; unbounded: %d KiB)",
-          grownKiB, Capacity * PayloadBytes / 1024, 4 * PerProducer * PayloadBytes / 1024);
+    qInfo("peak RSS grew by %ld KiB (payloads pending at most %d KiB; unbounded: %d KiB)", grownKiB,
+          Capacity * PayloadBytes / 1024, 4 * PerProducer * PayloadBytes / 1024);
     // Generous: capacity's worth of payloads plus allocator and thread overheads, far below
     // the 320 MiB an unbounded queue would accumulate.
     QVERIFY2(grownKiB < 64 * 1024, qPrintable(QString::number(grownKiB)));
@@ -210,10 +210,10 @@ void tst_Soak::churnWhileFlooding()
     for (int p = 0; p < Producers; ++p) {
         producers.push_back(std::make_unique<Producer>());
         producers.back()->id = p;
-        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value,
-                                       &ordered, &OrderedReceiver::onValue));
-        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value,
-                                       &latest, &LatestReceiver::onValue,
+        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value, &ordered,
+                                       &OrderedReceiver::onValue));
+        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value, &latest,
+                                       &LatestReceiver::onValue,
                                        QtFastConnect::FunnelConnection
                                                | QtFastConnect::CoalesceCalls));
     }
@@ -319,7 +319,7 @@ void tst_Soak::churnWhileFlooding()
 
     // The funnel's accounting, exact.
     QCOMPARE(s.emitted, s.delivered + s.dropped + s.discarded + s.coalesced);
-    QCOMPARE(s.dropped, 0u);   // Block policy, funnel alive: nothing may be dropped
+    QCOMPARE(s.dropped, 0u); // Block policy, funnel alive: nothing may be dropped
     QVERIFY(s.highWaterMark <= funnel.capacity());
     // The test's own count of slot runs agrees with the funnel's.
     QCOMPARE(g_slotCalls.load(), s.delivered);
