@@ -7,6 +7,8 @@
 // The harness of tst_bench_funnel: every way of making the call (Path), the receiver that
 // checks order and checksum, and the pool of producer threads that makes the calls.
 
+#include "valuesender.h"
+
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
 #include <QtCore/qeventloop.h>
@@ -64,13 +66,6 @@ inline bool runsInProducer(Path path)
 // below, so that the receiver can check per-producer order as well as the checksum.
 inline constexpr int ProducerShift = 48;
 inline constexpr quint64 SequenceMask = (quint64(1) << ProducerShift) - 1;
-
-class Sender : public QObject
-{
-    Q_OBJECT
-Q_SIGNALS:
-    void value(quint64 v);
-};
 
 class Receiver : public QObject
 {

@@ -19,6 +19,7 @@
 
 #include "benchcsv.h"
 #include "percentiles.h"
+#include "valuesender.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qcoreapplication.h>
@@ -38,13 +39,6 @@ static constexpr int TimerIntervalMs = 10;
 static constexpr quint64 MaxInFlightPerProducer = 8192;
 static constexpr int ProducerShift = 56;
 static constexpr int DrainTimeoutMs = 60000;
-
-class Sender : public QObject
-{
-    Q_OBJECT
-Q_SIGNALS:
-    void value(quint64 v);
-};
 
 // The main thread's receiver: tallies every call and counts it for its producer.
 class Receiver : public QObject

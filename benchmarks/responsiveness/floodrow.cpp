@@ -5,6 +5,7 @@
 
 #include "percentiles.h"
 #include "processmemory.h"
+#include "valuesender.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfunnel.h>
@@ -37,13 +38,6 @@ qint64 nowNs()
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
             .count();
 }
-
-class Sender : public QObject
-{
-    Q_OBJECT
-Q_SIGNALS:
-    void value(quint64 v);
-};
 
 class Receiver : public QObject
 {
