@@ -17,7 +17,7 @@
 #              preloaded where the runtime cannot join QThreads without it
 #
 # A failed stage ends the run; a skipped stage says why. The last line of output, also written
-# to --summary FILE, is e.g. "qt 6.8.2: tests 10/10, consumers ok, docs ok, ... (312 s)".
+# to --summary FILE, is e.g. "qt 6.8.2: tests 14/14, consumers ok, abi skipped (...), docs ok, ... (344 s)".
 # Usage: scripts/lib/run-suite.sh [--no-sanitizers] [--summary FILE]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
