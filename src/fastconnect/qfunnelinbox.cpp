@@ -333,19 +333,25 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
     }
     if (route->mode & QtFastConnect::RateLimitCalls)
         return deliverRateLimited(call, receiver);
-    // CoalesceCalls: only the latest call of the connection runs. The comparison cannot be
-    // fooled by a reused address: a newer call cannot get this call's memory while this call
-    // exists.
+    if (claimLatest(call))
+        run(call, receiver);
+    return 1;
+}
+
+// CoalesceCalls and RateLimitCalls: only the latest call of the connection runs. Returns true
+// if call is that one (and the connection has no latest call any more); otherwise destroys it
+// and counts it as coalesced. The comparison cannot be fooled by a reused address: a newer call
+// cannot get this call's memory while this call exists.
+bool QFunnelInbox::claimLatest(QFunnelCall *call)
+{
     QFunnelCall *expected = call;
     // Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
     // qfunnelcapture.cpp).
-    if (!route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
-        route->destroyCall(call);
-        bump(m_coalesced);
-        return 1;
-    }
-    run(call, receiver);
-    return 1;
+    if (call->route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed))
+        return true;
+    call->route->destroyCall(call);
+    bump(m_coalesced);
+    return false;
 }
 
 // RateLimitCalls, with m_passLock held: like CoalesceCalls, only the latest call of the
@@ -356,22 +362,17 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
 qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
 {
     QFunnelRoute *route = call->route;
-    // Relaxed, as for CoalesceCalls.
-    if (route->latest.load(std::memory_order_relaxed) == call) {
-        const qint64 now = steadyNowNs();
-        if (now < route->notBeforeNs) {
-            park(call, route->notBeforeNs, receiver);
-            return 0;
-        }
-        QFunnelCall *expected = call;
-        if (route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) {
-            route->notBeforeNs = now + route->rateLimitNs;
-            run(call, receiver);
-            return 1;
-        }
+    // Relaxed, as in claimLatest(). The clock is read only for the latest call.
+    const bool latest = route->latest.load(std::memory_order_relaxed) == call;
+    const qint64 now = latest ? steadyNowNs() : 0;
+    if (latest && now < route->notBeforeNs) {
+        park(call, route->notBeforeNs, receiver);
+        return 0;
     }
-    route->destroyCall(call);
-    bump(m_coalesced);
+    if (claimLatest(call)) {
+        route->notBeforeNs = now + route->rateLimitNs;
+        run(call, receiver);
+    }
     return 1;
 }
 
@@ -439,8 +440,7 @@ void QFunnelInbox::parkedCallsDue()
     // Relaxed: the timer runs in the thread whose passes read the flag (the receiver's, unless it
     // moved; then the wake-up below reaches it, and a second timer at worst costs a pass).
     m_timerArmed.store(false, std::memory_order_relaxed);
-    if (!m_wakePending.load(std::memory_order_seq_cst))
-        requestWake();
+    requestWake();
 }
 
 // With m_passLock held: the parked calls go first, before the calls the pass took (they are

@@ -140,6 +140,7 @@ private:
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
     void run(QFunnelCall *call, QObject *receiver);
     void putBack(QFunnelCall *call);
+    bool claimLatest(QFunnelCall *call);
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
     void park(QFunnelCall *call, qint64 dueNs, QObject *receiver);
     void unpark();
