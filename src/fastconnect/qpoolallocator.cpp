@@ -588,7 +588,12 @@ void QPoolArena::adoptBacklog() noexcept
     if (!list)
         return;
 
-    // Put the list on top of the stack.
+    // Put the list on top of the stack: as it is, if the stack is empty (refill()'s case, on
+    // the allocation path), else after a walk to its tail.
+    if (!m_head->stack) {
+        m_head->stack = list;
+        return;
+    }
     QPoolChunk *tail = list;
     while (QPoolChunk *next = qPoolReadNext(tail))
         tail = next;

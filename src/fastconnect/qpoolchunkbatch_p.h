@@ -1,0 +1,80 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#ifndef QPOOLCHUNKBATCH_P_H
+#define QPOOLCHUNKBATCH_P_H
+
+//
+//  W A R N I N G
+//  -------------
+//
+// This file is not part of the QtFastConnect API. It exists purely as an
+// implementation detail. This header file may change from version to
+// version without notice, or even be removed.
+//
+// We mean it.
+//
+
+#include "qpoolallocator_p.h"
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+// Frees chunks of MultiThreaded pools (QSizeClassPool's, which every funnel call comes from) a
+// run at a time, for the delivery loop: consecutive chunks of one arena reach that arena's
+// backlog with one compare-exchange, instead of one each. The backlog takes frees from any
+// thread, the owner's too (which adopts them at its next refill). Not for other thread models:
+// their frees need the owner's stack or a lock.
+class QPoolChunkBatch
+{
+    Q_DISABLE_COPY_MOVE(QPoolChunkBatch)
+public:
+    QPoolChunkBatch() noexcept = default;
+    ~QPoolChunkBatch() { flush(); }
+
+    // p: a chunk whose object was destroyed; it is free once flush() has run.
+    void add(void *p) noexcept
+    {
+#ifdef QT_FASTCONNECT_POOL_CHECKS
+        auto *c = qPoolTakeBack(p, qPoolPageOf(p)->chunkSize);
+#else
+        auto *c = static_cast<QPoolChunk *>(p);
+#endif
+        QPoolArenaHead *arena = qPoolArenaOf(c);
+        if (arena == m_arena) {
+            qPoolWriteNext(m_last, c);
+        } else {
+            flush();
+            m_arena = arena;
+            m_first = c;
+        }
+        m_last = c;
+    }
+
+    void flush() noexcept
+    {
+        if (!m_first)
+            return;
+        // release: pairs with adoptBacklog()'s acquire exchange, as pushRemote() does, so that
+        // the owner reuses the chunks only after everything this thread did with them.
+        QPoolChunk *head = m_arena->backlog.load(std::memory_order_relaxed);
+        do {
+            qPoolWriteNext(m_last, head);
+        } while (!m_arena->backlog.compare_exchange_weak(head, m_first, std::memory_order_release,
+                                                         std::memory_order_relaxed));
+        m_first = nullptr;
+        m_arena = nullptr;
+    }
+
+private:
+    QPoolArenaHead *m_arena = nullptr;
+    QPoolChunk *m_first = nullptr; // the oldest chunk of the segment, linked up to m_last
+    QPoolChunk *m_last = nullptr;
+};
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
+
+#endif // QPOOLCHUNKBATCH_P_H
