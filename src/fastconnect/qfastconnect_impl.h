@@ -47,12 +47,28 @@ struct QFunnelCall
     QFunnelRoute *const route; // holds one reference while the call exists (post() takes it)
 };
 
-// What the library asks of a slot, through one function per slot type (one indirect call per
-// delivered call): run a call with the receiver and destroy it, destroy a call unrun, or
-// destroy the slot itself once its route is gone.
-enum class QFunnelSlotOp { Run, DestroyCall, DestroySlot };
+// What the library asks of a slot, through one function per slot type: run a call with the
+// receiver and destroy it (Run), destroy a call unrun (DestroyCall), destroy the slot itself
+// once its route is gone (DestroySlot). Added later, and ignored by a slot function built
+// against an older header: Describe, once per connection, fills in the QFunnelSlotTraits that
+// call points to.
+enum class QFunnelSlotOp { Run, DestroyCall, DestroySlot, Describe };
 using QFunnelSlotImpl = void (*)(QFunnelSlotOp op, void *slot, QObject *receiver,
                                  QFunnelCall *call);
+
+// Describe's answer. The defaults are what a slot function that predates Describe leaves: Run
+// for every call.
+struct QFunnelSlotTraits
+{
+    // The class of a member slot: a receiver that is no longer one (its subclass destructor
+    // has run) does not run the slot. nullptr: any receiver.
+    const QMetaObject *receiverClass = nullptr;
+    // The delivery loop's entry, when the call's memory is a QSizeClassPool chunk: runs the
+    // call, without checking the receiver's class (the library does, once per run of calls),
+    // and destroys the arguments. The memory stays the library's, which returns a run of calls
+    // to the pool at once.
+    void (*runInPlace)(void *slot, QObject *receiver, QFunnelCall *call) = nullptr;
+};
 
 // Capture stage entry point, emitting thread: queues call (built for route) for its receiver.
 // Takes ownership of call and a reference on route for it; never blocks unless the funnel is
@@ -100,7 +116,23 @@ inline decltype(auto) qfcForward(T &stored)
     return static_cast<P &&>(stored);
 }
 
-// The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node).
+// Whether Q_FASTCONNECT_POOLED serves T from a QSizeClassPool chunk (not ::operator new).
+template<typename T>
+inline constexpr bool QFunnelIsPooled = sizeof(T) <= QSizeClassPool::largestPooledSize
+        && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+// QFunnelSlotTraits::runInPlace of every slot type whose calls come from the pool.
+template<typename Slot>
+void qfcSlotRunInPlace(void *slot, QObject *receiver, QFunnelCall *c)
+{
+    using CallType = typename Slot::CallNode;
+    static_cast<Slot *>(slot)->invoke(receiver, static_cast<CallType *>(c));
+    static_cast<CallType *>(c)->~CallType();
+}
+
+// The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node), which
+// checks the receiver's class, invoke(receiver, call node), which does not, and
+// receiverClass().
 template<typename Slot>
 void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c)
 {
@@ -116,6 +148,13 @@ void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c
     case QFunnelSlotOp::DestroySlot:
         delete static_cast<Slot *>(slot);
         break;
+    case QFunnelSlotOp::Describe: {
+        auto *traits = reinterpret_cast<QFunnelSlotTraits *>(c);
+        traits->receiverClass = Slot::receiverClass();
+        if constexpr (QFunnelIsPooled<CallType>)
+            traits->runInPlace = &qfcSlotRunInPlace<Slot>;
+        break;
+    }
     }
 }
 
@@ -128,27 +167,36 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
     const Func m_func;
 
     template<std::size_t... I>
-    void call(QObject *receiver, [[maybe_unused]] QFunnelCallImpl<Stored...> *c,
-              std::index_sequence<I...>)
+    void invoke(QObject *receiver, [[maybe_unused]] QFunnelCallImpl<Stored...> *c,
+                std::index_sequence<I...>)
     {
-        // As with Qt's queued calls: a receiver whose subclass is already destroyed (events
-        // pumped from a base class destructor) does not run that subclass's slot.
-        if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
-            const QMetaObject *mo = receiver->metaObject();
-            if (Q_UNLIKELY(mo != &Object::staticMetaObject
-                           && !mo->inherits(&Object::staticMetaObject))) {
-                return;
-            }
-        }
         (static_cast<Object *>(receiver)->*m_func)(qfcForward<SlotArgs>(std::get<I>(c->args))...);
     }
 
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     explicit QFunnelMemberSlot(Func f) : m_func(f) {}
+    // As with Qt's queued calls: a receiver whose subclass is already destroyed (events pumped
+    // from a base class destructor) does not run that subclass's slot.
+    static const QMetaObject *receiverClass()
+    {
+        if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value)
+            return &Object::staticMetaObject;
+        else
+            return nullptr;
+    }
     void call(QObject *receiver, CallNode *c)
     {
-        call(receiver, c, std::index_sequence_for<Stored...> {});
+        if (const QMetaObject *cls = receiverClass()) {
+            const QMetaObject *mo = receiver->metaObject();
+            if (Q_UNLIKELY(mo != cls && !mo->inherits(cls)))
+                return;
+        }
+        invoke(receiver, c);
+    }
+    void invoke(QObject *receiver, CallNode *c)
+    {
+        invoke(receiver, c, std::index_sequence_for<Stored...> {});
     }
     // Qt's Compare operation: a is the address of the member function pointer to compare with.
     bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
@@ -162,7 +210,7 @@ class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>>
     Func m_func;
 
     template<std::size_t... I>
-    void call([[maybe_unused]] QFunnelCallImpl<Stored...> *c, std::index_sequence<I...>)
+    void invoke([[maybe_unused]] QFunnelCallImpl<Stored...> *c, std::index_sequence<I...>)
     {
         // Move the stored arguments into by-value parameters when the functor accepts rvalues;
         // otherwise (non-const lvalue reference parameters) pass them as lvalues.
@@ -175,7 +223,9 @@ class QFunnelFunctorSlot<Func, QtPrivate::List<Stored...>>
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     explicit QFunnelFunctorSlot(Func &&f) : m_func(std::move(f)) {}
-    void call(QObject *, CallNode *c) { call(c, std::index_sequence_for<Stored...> {}); }
+    static const QMetaObject *receiverClass() { return nullptr; }
+    void call(QObject *receiver, CallNode *c) { invoke(receiver, c); }
+    void invoke(QObject *, CallNode *c) { invoke(c, std::index_sequence_for<Stored...> {}); }
     // A functor compares equal to nothing, as with QObject::connect().
     bool isSlot(void **) const { return false; }
 };

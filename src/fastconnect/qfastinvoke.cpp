@@ -81,6 +81,7 @@ void invokeSlotImpl(QFunnelSlotOp op, void *, QObject *receiver, QFunnelCall *c)
         call->fn(nullptr, call);
         break;
     case QFunnelSlotOp::DestroySlot:
+    case QFunnelSlotOp::Describe: // the route is marked Delivery::Invoke instead
         break;
     }
 }
@@ -188,6 +189,7 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
         cache->forget(core, receiver);
     const QByteArray context = QByteArray(where) + "(" + classNameOf(receiver) + ")";
     auto *route = new QFunnelRoute(nullptr, &invokeSlotImpl);
+    route->setDelivery(QFunnelRoute::Delivery::Invoke);
     if (!routeToReceiver(core, receiver, route, context.constData())) {
         route->deref();
         return nullptr;

@@ -75,6 +75,8 @@ void QFunnelMetaCallSlot::impl(QFunnelSlotOp op, void *self, QObject *receiver, 
     case QFunnelSlotOp::DestroySlot:
         delete that;
         break;
+    case QFunnelSlotOp::Describe: // the defaults: Run, which checks the receiver itself
+        break;
     }
 }
 

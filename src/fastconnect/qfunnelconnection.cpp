@@ -19,6 +19,15 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+QFunnelRoute::QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept
+    : m_slot(slot), m_impl(impl)
+{
+    // A slot function built against an older qfastconnect_impl.h ignores Describe and leaves
+    // the defaults: Run for every call.
+    m_impl(QFunnelSlotOp::Describe, m_slot, nullptr, reinterpret_cast<QFunnelCall *>(&m_traits));
+    m_delivery = m_traits.runInPlace ? Delivery::InPlace : Delivery::Run;
+}
+
 QFunnelRoute::~QFunnelRoute()
 {
     m_impl(QFunnelSlotOp::DestroySlot, m_slot, nullptr, nullptr);

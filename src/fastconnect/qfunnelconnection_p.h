@@ -37,15 +37,24 @@ class QFunnelRoute
 {
     Q_DISABLE_COPY_MOVE(QFunnelRoute)
 public:
-    QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept : m_slot(slot), m_impl(impl) {}
+    // How the delivery loop runs this route's calls.
+    enum class Delivery : quint8 {
+        Run, // the slot function's Run, one call at a time (it checks and frees each)
+        InPlace, // the slot's runInPlace: the loop checks the receiver's class, frees the calls
+        Invoke, // invokes: each call runs itself through its own function
+    };
+
+    // Asks the slot function how its calls may be delivered (QFunnelSlotOp::Describe).
+    QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept;
 
     // Relaxed: a reference publishes nothing (whoever passes the route on publishes it).
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
-    void deref() noexcept
+    // Releases n references (the delivery loop releases a run of calls' at once).
+    void deref(int n = 1) noexcept
     {
         // acq_rel: the last owner sees every other owner's writes (the latest pointer, the
         // slot's state) before the destructor runs.
-        if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        if (m_ref.fetch_sub(n, std::memory_order_acq_rel) == n)
             delete this;
     }
 
@@ -55,6 +64,25 @@ public:
     {
         m_impl(QFunnelSlotOp::Run, m_slot, receiver, call);
     }
+    // Delivery::InPlace; receiver's thread only. Runs the call and destroys its arguments; its
+    // memory is the caller's to free (QPoolChunkBatch), and its reference the caller's to
+    // release.
+    void runInPlace(QObject *receiver, QFunnelCall *call)
+    {
+        m_traits.runInPlace(m_slot, receiver, call);
+    }
+    // Delivery::InPlace: whether receiver may run the slot (it is still of the slot's class).
+    bool acceptsReceiver(const QObject *receiver) const
+    {
+        const QMetaObject *cls = m_traits.receiverClass;
+        if (!cls)
+            return true;
+        const QMetaObject *mo = receiver->metaObject();
+        return mo == cls || mo->inherits(cls);
+    }
+    Delivery delivery() const noexcept { return m_delivery; }
+    void setDelivery(Delivery d) noexcept { m_delivery = d; }
+
     // Destroys the call's arguments unrun and releases its reference on this route.
     void destroyCall(QFunnelCall *call) noexcept
     {
@@ -83,6 +111,8 @@ private:
     std::atomic<int> m_ref { 1 };
     void *const m_slot;
     const QFunnelSlotImpl m_impl;
+    QFunnelSlotTraits m_traits;
+    Delivery m_delivery;
 };
 
 // The one check of a receiver (or context object) shared by every connect and invoke: core has

@@ -6,6 +6,9 @@
 #include "qfunnelcore_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
+#include "qpoolchunkbatch_p.h"
+
+#include <QtFastConnect/qfastinvoke.h>
 
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qtimer.h>
@@ -195,20 +198,18 @@ void QFunnelInbox::takeAll()
 {
     // acquire: pairs with push()'s release.
     QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
+    if (!c)
+        return;
     // The chain is newest first; reverse it onto the end of the pending list.
+    QFunnelCall *const last = c;
     QFunnelCall *first = nullptr;
-    QFunnelCall *last = nullptr;
-    while (c) {
+    do {
         QFunnelCall *next = c->next;
         c->next = first;
         first = c;
-        if (!last)
-            last = c;
         c = next;
-    }
-    if (!first)
-        return;
-    if (m_last)
+    } while (c);
+    if (m_first)
         m_last->next = first;
     else
         m_first = first;
@@ -217,17 +218,18 @@ void QFunnelInbox::takeAll()
 
 void QFunnelInbox::putBack(QFunnelCall *call)
 {
+    if (!m_first)
+        m_last = call;
     call->next = m_first;
     m_first = call;
-    if (!m_last)
-        m_last = call;
 }
 
 void QFunnelInbox::runPass(QObject *receiver)
 {
     QFunnelCore *core = m_core;
+    QObjectPrivate *const d = QObjectPrivate::get(receiver);
     // The receiver's thread data: this thread's, as the receiver's event is delivered here.
-    QThreadData *const here = QObjectPrivate::get(receiver)->threadData.loadRelaxed();
+    QThreadData *const here = d->threadData.loadRelaxed();
     if (Q_UNLIKELY(here != m_registeredThread)) {
         // The first pass in this thread: producers running here must not block on a full
         // funnel (QFunnelCore::isReceiverThread()), and emissions from here go straight here.
@@ -249,25 +251,26 @@ void QFunnelInbox::runPass(QObject *receiver)
     int count = 0;
     int nextCheck = 1;
     while (QFunnelCall *c = m_first) {
-        m_first = c->next;
-        if (!m_first)
-            m_last = nullptr;
         QFunnelRoute *route = c->route;
-        // Checked per call: stop() does not wait for a running pass (its slot may wait for
-        // stop()'s thread), so once stop() has returned no further slot may start; and a slot
-        // may destroy the receiver or move it to another thread.
+        // Checked before every call (here, and inside runCallsOf()): stop() does not wait for a
+        // running pass (its slot may wait for stop()'s thread), so once stop() has returned no
+        // further slot may start; and a slot may destroy the receiver or move it to another
+        // thread.
         if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
-                       || QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here
-                       || (route->mode & SpecialModes))) {
+                       || d->threadData.loadRelaxed() != here || (route->mode & SpecialModes))) {
+            m_first = c->next;
             const qsizetype n = deliverSpecial(c, receiver, here);
             if (n < 0)
                 break; // moved: the rest goes to the receiver's new thread
             settled += n;
+            ++count;
         } else {
-            run(c, receiver);
-            ++settled;
+            // A run of this route's calls, up to the next check.
+            const int n = runCalls(route, receiver, here, nextCheck - count);
+            settled += n;
+            count += n;
         }
-        if (++count == nextCheck) {
+        if (count == nextCheck) {
             nextCheck = count < CheckEvery ? 2 * count : count + CheckEvery;
             // Room for blocked producers as calls run, not in one burst at the end.
             if (settled >= CreditReturnCalls) {
@@ -307,6 +310,76 @@ void QFunnelInbox::run(QFunnelCall *call, QObject *receiver)
     // connection, which releases this route too, so the reference orders the two for
     // ThreadSanitizer (which cannot see Qt's own locks do it as well).
     route->deref();
+}
+
+// Runs the calls at the front of the pending list while they are route's, at most limit of
+// them, and returns how many ran (at least the first, which the caller checked).
+int QFunnelInbox::runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit)
+{
+    using Delivery = QFunnelRoute::Delivery;
+    switch (route->delivery()) {
+    case Delivery::InPlace:
+        if (Q_LIKELY(route->acceptsReceiver(receiver)))
+            return runCallsOf<int(Delivery::InPlace)>(route, receiver, here, limit);
+        // A receiver whose subclass is already destroyed: Run's own check skips the slot.
+        return runCallsOf<int(Delivery::Run)>(route, receiver, here, limit);
+    case Delivery::Invoke:
+        return runCallsOf<int(Delivery::Invoke)>(route, receiver, here, limit);
+    case Delivery::Run:
+        break;
+    }
+    return runCallsOf<int(Delivery::Run)>(route, receiver, here, limit);
+}
+
+// The delivery loop. What a run of one route's calls shares is paid once per run, not per
+// call: the sender scope (which sender() reads), the receiver class check, the statistics, the
+// references on the route, and the frees to the pool (one compare-exchange per run and arena,
+// QPoolChunkBatch). Per call: pop it, run it, and see whether the slot destroyed the receiver
+// (its sender scope tells), moved it to another thread, or stopped the funnel; then runPass()'s
+// checks take over.
+template<int Delivery>
+int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit)
+{
+    using D = QFunnelRoute::Delivery;
+    QFunnelCore *const core = m_core;
+    QObjectPrivate *const d = QObjectPrivate::get(receiver);
+    QPoolChunkBatch freed;
+    int left = limit; // counted down: one register, no compare with limit per call
+    {
+        // QObject::event() made sure the receiver has connection data before it called the
+        // wake-up event.
+        QFunnelSenderScope scope(receiver, route->sender, route->signalIndex,
+                                 d->connections.loadRelaxed());
+        QFunnelCall *c = m_first;
+        for (;;) {
+            // Popped before the slot runs: a slot that runs an event loop may start a nested
+            // pass, which takes the calls from m_first on.
+            m_first = c->next;
+            --left;
+            if constexpr (Delivery == int(D::InPlace)) {
+                route->runInPlace(receiver, c);
+                freed.add(c);
+            } else if constexpr (Delivery == int(D::Invoke)) {
+                auto *call = static_cast<QFunnelInvokeCall *>(c);
+                call->fn(receiver, call);
+            } else {
+                route->run(receiver, c);
+            }
+            if (Q_UNLIKELY(scope.receiverDestroyed()) || d->threadData.loadRelaxed() != here)
+                break;
+            c = m_first;
+            if (!left || !c || c->route != route || core->isStopped())
+                break;
+        }
+    }
+    const int n = limit - left;
+    bump(m_delivered, quint64(n));
+    freed.flush();
+    // After the sender scope's last look at the receiver: destroying the receiver cuts the
+    // connection, which releases this route too, so the references order the two for
+    // ThreadSanitizer (which cannot see that Qt's own locks do it as well).
+    route->deref(n);
+    return n;
 }
 
 // Out of line, so that runPass() saves no registers for these: the funnel stopped, the
@@ -449,10 +522,10 @@ void QFunnelInbox::unpark()
 {
     if (!m_parked)
         return;
+    if (!m_first)
+        m_last = m_parkedLast;
     m_parkedLast->next = m_first;
     m_first = m_parked;
-    if (!m_last)
-        m_last = m_parkedLast;
     m_parked = m_parkedLast = nullptr;
 }
 
@@ -463,8 +536,6 @@ void QFunnelInbox::evictOldest()
     while (m_first && m_core->admission().tryEvictOne()) {
         QFunnelCall *c = m_first;
         m_first = c->next;
-        if (!m_first)
-            m_last = nullptr;
         dropCall(c, Drop::Evicted);
     }
 }
@@ -480,7 +551,6 @@ void QFunnelInbox::dropAll(Drop why)
         c->route->destroyCall(c);
         ++n;
     }
-    m_last = nullptr;
     if (!n)
         return;
     count(why, quint64(n));

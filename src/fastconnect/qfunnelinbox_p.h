@@ -138,6 +138,9 @@ private:
     void dropCall(QFunnelCall *call, Drop why);
     void count(Drop why, quint64 n) noexcept;
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
+    int runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
+    template<int Delivery>
+    int runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
     void run(QFunnelCall *call, QObject *receiver);
     void putBack(QFunnelCall *call);
     bool claimLatest(QFunnelCall *call);
@@ -164,6 +167,7 @@ private:
     QBasicMutex m_passLock;
     std::atomic<Qt::HANDLE> m_passOwner { nullptr }; // the holder's thread, for nested passes
     // Calls taken from m_head and not yet delivered, oldest first; guarded by m_passLock.
+    // m_last is valid only while m_first is not null (popping a call never updates it).
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
     // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the

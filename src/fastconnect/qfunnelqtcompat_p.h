@@ -53,6 +53,10 @@ public:
                        QObjectPrivate::ConnectionData *)
         : S(receiver, sender, signal)
     {}
+
+    // Whether the receiver was destroyed while this scope was current: ~QObject clears the
+    // receiver of every scope on its sender stack (QObjectPrivate::Sender::receiverDeleted()).
+    bool receiverDestroyed() const noexcept { return !receiver; }
 };
 
 // Whether a value of type can be copied into a queued call. Qt >= 6.5 leaves the interface's

@@ -135,6 +135,13 @@ public Q_SLOTS:
         record();
         lastValue = int(v.value);
     }
+    // Scenario 12: the slot destroys its own receiver with calls still pending.
+    void onCountedDeleteSelf(const CountedValue &v)
+    {
+        record();
+        if (v.value == 10)
+            delete this;
+    }
     void onCountedByValue(CountedValue v)
     {
         record();
@@ -349,6 +356,7 @@ private Q_SLOTS:
     PATHS(s11_disconnectAfterEmit)
     PATHS(s11_disconnectRacesEmit)
     PATHS(s12_receiverDeletedWithPending)
+    PATHS(s12_receiverDeletedBySlot)
     PATHS(s13_deleteLaterOrder)
     PATHS(s14_receiverUnderDestruction, false, true)
     PATHS(s15_senderDeletedBeforeDelivery)
@@ -732,6 +740,26 @@ void tst_Conformance::s12_receiverDeletedWithPending()
         QCOMPARE(CountedValue::live.load(), 0);
     }
     QCOMPARE(Receiver::totalCalls.load(), 0);
+    QTRY_COMPARE(CountedValue::live.load(), 0);
+}
+
+// A slot that deletes its receiver in the middle of a run of pending calls: the later calls
+// are dropped, their arguments freed, never run (the funnel delivers a run of one connection's
+// calls in one loop, which must notice).
+void tst_Conformance::s12_receiverDeletedBySlot()
+{
+    Sender s;
+    auto *r = new Receiver;
+    QVERIFY(CONNECT_VIA(path(), &s, counted, counted(CountedValue), r, onCountedDeleteSelf,
+                        onCountedDeleteSelf(CountedValue)));
+    std::thread producer([&] {
+        for (int i = 0; i < 100; ++i)
+            Q_EMIT s.counted(CountedValue(i));
+    });
+    producer.join();
+    flushIfFunnel(path());
+    QCoreApplication::processEvents();
+    QCOMPARE(Receiver::totalCalls.load(), 11);
     QTRY_COMPARE(CountedValue::live.load(), 0);
 }
 
