@@ -86,18 +86,29 @@ struct QFunnelBatchCursor
 {
     QFunnelBatch *batch;
     quint32 done = 0; // calls consumed
-    quint32 seen = 0; // state word read by the last drain()
+    quint32 seen = 0; // state word read by the last take()
 
-    // Passes every call published since the last drain to consume, in order; returns how many.
-    template<typename Consume>
-    quint32 drain(Consume &&consume)
+    // The calls published since the last take, in order: sets *calls to the first of them and
+    // returns how many there are.
+    quint32 take(QFunnelCall *const **calls) noexcept
     {
         seen = batch->load();
         const quint32 n = QFunnelBatch::count(seen);
+        *calls = batch->calls + done;
         const quint32 fresh = n - done;
-        for (; done < n; ++done)
-            consume(batch->calls[done]);
+        done = n;
         return fresh;
+    }
+
+    // Passes every call published since the last take to consume, in order; returns how many.
+    template<typename Consume>
+    quint32 drain(Consume &&consume)
+    {
+        QFunnelCall *const *calls;
+        const quint32 n = take(&calls);
+        for (quint32 i = 0; i < n; ++i)
+            consume(calls[i]);
+        return n;
     }
 
     // After a drain, whether the consumer lets go of the batch. Free: it is full or abandoned,

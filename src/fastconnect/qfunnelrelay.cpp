@@ -35,15 +35,18 @@ struct HeldBatch : QFunnelBatchCursor
 class Router
 {
 public:
-    void route(QFunnelCall *call)
+    void route(QFunnelCall *const *calls, quint32 n)
     {
-        // Fixed at connect time, and published to the relay by the batch's acquire load.
-        QFunnelInbox *inbox = call->route->inbox;
-        Chain *chain = (m_last && m_last->inbox == inbox) ? m_last : find(inbox);
-        call->next = chain->top;
-        chain->top = call;
-        if (!chain->bottom)
-            chain->bottom = call;
+        Chain *chain = m_last; // a local: the stores into the calls cannot alias it
+        for (quint32 i = 0; i < n; ++i) {
+            QFunnelCall *call = calls[i];
+            // Fixed at connect time, and published to the relay by the batch's acquire load.
+            QFunnelInbox *inbox = call->route->inbox;
+            if (Q_UNLIKELY(!chain || chain->inbox != inbox))
+                chain = find(inbox, call);
+            call->next = chain->top;
+            chain->top = call;
+        }
         m_last = chain;
     }
     void flush()
@@ -61,13 +64,14 @@ private:
         QFunnelCall *top;
         QFunnelCall *bottom;
     };
-    Chain *find(QFunnelInbox *inbox)
+    // The chain of inbox, or a new one, whose bottom is first (the call about to be routed).
+    Chain *find(QFunnelInbox *inbox, QFunnelCall *first)
     {
         for (Chain &c : m_chains) {
             if (c.inbox == inbox)
                 return &c;
         }
-        m_chains.append(Chain { inbox, nullptr, nullptr });
+        m_chains.append(Chain { inbox, nullptr, first });
         return &m_chains.last();
     }
     QVarLengthArray<Chain, 8> m_chains;
@@ -130,7 +134,9 @@ void QFunnelRelay::run()
         // after its earlier one, so per-producer order holds).
         quint64 routed = 0;
         for (HeldBatch &h : held) {
-            const quint32 n = h.drain([&](QFunnelCall *call) { router.route(call); });
+            QFunnelCall *const *calls;
+            const quint32 n = h.take(&calls);
+            router.route(calls, n);
             h.fresh = n > 0;
             routed += n;
         }
