@@ -12,9 +12,6 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-thread_local QFunnelCore *QFunnelLane::tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
-thread_local QFunnelLane *QFunnelLane::tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
-
 // Set when thread exit destroyed this thread's lanes: an emission from a later thread_local
 // destructor must not touch them. Trivially destructible, so it outlives the lane set.
 thread_local bool tlLanesGone QFC_TLS_INITIAL_EXEC = false;

@@ -84,8 +84,10 @@ private:
 
     // The lane this thread used last. Trivially destructible and initial-exec, so that the
     // common case costs two loads instead of a __tls_get_addr call (a shared library's default).
-    static thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC;
-    static thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC;
+    // Defined here with their constant initializers: declared without, every use would first
+    // check for a dynamic initializer that another translation unit might define.
+    static inline thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
+    static inline thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
     friend struct LaneSet;
 
     QFunnelCore *const m_core; // holds a reference
