@@ -15,9 +15,11 @@
 # apart by what they ran, not by number: the receiver is the one that ran main(), the producer
 # ran ProducerPool::run, the relay QFunnelRelay::run; any other thread is "other". The slot's
 # own body is the receiver thread's inclusive cost of Receiver::onValue (callgrind_annotate),
-# per call the same way. Valgrind serializes the threads, so how full the funnel's batches get
-# (and with it the receiver's share) moves a little from run to run: the receiver without the
-# slot comes with its min and max over the runs.
+# per call the same way. Valgrind serializes the threads, so how many calls each wake-up of the
+# receiver finds, and how the pool recycles the producer's pages, follow its thread schedule and
+# move from run to run, warm-up included: the receiver without the slot comes with its min and
+# max over the runs. One run of 20,000 calls can be 100 instructions per call off; quote the
+# default N's median of 3.
 #
 # The ceiling is tst_bench_funnel --receiver-cost, outside valgrind: the main thread's CPU time
 # (CLOCK_THREAD_CPUTIME_ID) per call while it drains a backlog the producer emitted first, so

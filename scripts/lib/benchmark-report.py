@@ -319,8 +319,10 @@ if pt:
         md.append(f"\nThe receiver ran dry at most {max(sleeps):.2f} times per 1,000 calls while "
                   f"draining (voluntary context switches of the main thread).")
     if n is not None and n < 100000:
-        md.append(f"\nQuick mode: one run of {n:,.0f} calls per path; at this N a run's producer "
-                  f"and receiver counts can be tens of instructions off the full run's.")
+        md.append(f"\nQuick mode: one run of {n:,.0f} calls per path. At this N a run's producer "
+                  f"and receiver counts can be 100 instructions per call off the full run's (the "
+                  f"pool's page handling and the receiver's wake-ups follow valgrind's thread "
+                  f"schedule, warm-up included); quote the full run's.")
 
     f_total = ptv("funnel", "total")
     d_total = ptv("direct", "total")
@@ -333,12 +335,15 @@ if pt:
     f_excl = ptv("funnel", "receiver_excl_slot")
     i_total = ptv("funnel-invoke", "total")
     issue16 = True
+    # One short run moves by tens of instructions (the pool's page handling follows valgrind's
+    # thread schedule): say so next to the figure.
+    short = " (one short run)" if n is not None and n < 100000 else ""
     check("per thread (issue 16): funnel receiver excl. slot ≤ 55 instructions per call",
-          num(f_excl, "{:,.0f}"), None if f_excl is None else f_excl <= 55)
+          num(f_excl, "{:,.0f}") + short, None if f_excl is None else f_excl <= 55)
     check("per thread (issue 16): funnel total − `Qt::DirectConnection` total ≤ 150",
-          num(diff, "{:,.0f}"), None if diff is None else diff <= 150)
+          num(diff, "{:,.0f}") + short, None if diff is None else diff <= 150)
     check("per thread (issue 16): `QtFastConnect::invoke` total ≤ 250 instructions per call",
-          num(i_total, "{:,.0f}"), None if i_total is None else i_total <= 250)
+          num(i_total, "{:,.0f}") + short, None if i_total is None else i_total <= 250)
 
 # 2. Many producers -------------------------------------------------------------------------------
 
