@@ -7,6 +7,10 @@
 # every binary, logs, callgrind files) goes to benchmarks/results/raw/, which git ignores.
 #
 #   1 one producer, every path          tst_bench_funnel oneProducer + callgrind-per-call.sh
+#     per thread, receiver ceiling      callgrind-per-thread.sh (instructions per call on the
+#                                       producer, relay and receiver threads; the receiver
+#                                       thread's CPU time per call: tst_bench_funnel
+#                                       --receiver-cost)
 #   2 many producers -> main thread     tst_bench_manyproducers
 #   3 copies, payload size, latency     tst_bench_payload (when the tree has benchmarks/payload)
 #   4 allocator                         allocator-comparison.sh (tst_bench_poolallocator)
@@ -24,8 +28,8 @@
 #   --no-build       use DIR as it is
 #   --skip LIST      comma-separated experiments to leave out: one-producer, many-producers,
 #                    ping-pong, paced-flood, responsiveness, responsiveness-busy, payload,
-#                    callgrind, allocator (the report keeps only what ran: do not commit a
-#                    REPORT.md made with --skip)
+#                    callgrind, per-thread, allocator (the report keeps only what ran: do not
+#                    commit a REPORT.md made with --skip)
 #   --qt VERSION     only the key rows (1 and 32 producers: funnel ÷ Qt queued calls/s;
 #                    instructions per call: funnel, invoke, Qt queued, direct) against that Qt:
 #                    6.4 the host's, 6.8 and newest in the Debian roots of scripts/qt-root.sh
@@ -183,6 +187,19 @@ if ! skipped callgrind; then
         echo "error: callgrind-per-call.sh failed, see $raw/callgrind.txt" >&2
         failures+=("callgrind")
     fi
+fi
+
+if ! skipped per-thread; then
+    # Instructions per call on each thread (callgrind --separate-threads=yes) and the receiver
+    # thread's ceiling in calls/s; its out files, and which thread each is, stay in per-thread/.
+    echo "running callgrind-per-thread.sh" >&2
+    rm -rf "$raw/per-thread"
+    if [[ $quick -eq 1 ]]; then pt=(-n 20000 -r 1); else pt=(-n 100000 -r 3); fi
+    scripts/callgrind-per-thread.sh "${pt[@]}" -k "$raw/per-thread" -c "$csv" "$build" \
+        >"$raw/per-thread.txt" 2>&1 || {
+        echo "error: callgrind-per-thread.sh failed, see $raw/per-thread.txt" >&2
+        failures+=("per-thread")
+    }
 fi
 
 if ! skipped allocator; then

@@ -22,6 +22,7 @@
 
 set -euo pipefail
 source "$(dirname "$0")/lib/benchmark-run.sh"
+source "$(dirname "$0")/lib/callgrind.sh"
 
 usage() {
     echo "usage: $0 [-n N] [-r R] [-k DIR] <build-dir | path/to/tst_bench_funnel>" >&2
@@ -48,10 +49,7 @@ shift $((OPTIND - 1))
 [[ "$calls" =~ ^[1-9][0-9]*$ ]] || { echo "error: -n needs a positive integer" >&2; exit 2; }
 [[ "$repeats" =~ ^[1-9][0-9]*$ ]] || { echo "error: -r needs a positive integer" >&2; exit 2; }
 
-if ! command -v valgrind >/dev/null 2>&1; then
-    echo "error: valgrind not found in PATH; install it (Debian: apt-get install valgrind)" >&2
-    exit 1
-fi
+require_valgrind
 
 resolve_benchmark "$1" benchmarks/funnel/tst_bench_funnel
 make_output_dir "$keep"
@@ -60,12 +58,7 @@ make_output_dir "$keep"
 measure() {
     local path="$1" n="$2" run="$3"
     local out="$outdir/callgrind.$path.$n.$run.out"
-    if ! valgrind --tool=callgrind --quiet --callgrind-out-file="$out" \
-            "$binary" --deliver "$path" "$n" >"$outdir/$path.$n.$run.log" 2>&1; then
-        echo "error: '$binary --deliver $path $n' failed under valgrind:" >&2
-        cat "$outdir/$path.$n.$run.log" >&2
-        exit 1
-    fi
+    callgrind_run "$out" "$outdir/$path.$n.$run.log" -- "$binary" --deliver "$path" "$n"
     # "summary:" is the whole-program total (all threads: --separate-threads is off).
     local ir
     ir="$(awk '/^summary:/ { print $2; exit }' "$out")"
@@ -88,15 +81,12 @@ for path in $paths; do
     for ((run = 1; run <= repeats; ++run)); do
         ir1="$(measure "$path" "$calls" "$run")"
         ir2="$(measure "$path" $((2 * calls)) "$run")"
-        perCall+=("$(awk -v a="$ir1" -v b="$ir2" -v n="$calls" \
-                         'BEGIN { printf "%.1f", (b - a) / n }')")
+        perCall+=("$(per_call "$ir1" "$ir2" "$calls")")
     done
     # The funnel's count depends a little on how valgrind interleaves the threads (how full
     # the batches get): report the median and the spread.
-    median="$(printf '%s\n' "${perCall[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
-    printf '%s\n' "${perCall[@]}" | sort -g | awk -v l="$label" '
-        { v[NR] = $1 }
-        END { printf "%-22s %10.0f %10.0f %10.0f\n", l, v[int((NR + 1) / 2)], v[1], v[NR] }'
+    read -r median lo hi <<<"$(median_min_max "${perCall[@]}")"
+    printf '%-22s %10.0f %10.0f %10.0f\n' "$label" "$median" "$lo" "$hi"
     if [[ -n "$csv" ]]; then
         echo "one-producer,$path,1,8,instructions_per_call,$median" >>"$csv"
     fi

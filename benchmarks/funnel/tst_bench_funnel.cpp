@@ -17,12 +17,17 @@
 //                                              calls from one producer
 //                                              thread and exits; for callgrind-per-call.sh
 //                                              (paths: see PathTable)
+//   tst_bench_funnel --receiver-cost <calls> <repetitions> <producers> <path>...
+//                                              CPU time of the receiver (main) thread per
+//                                              delivered call under a flood, and the calls/s
+//                                              that makes its ceiling; for
+//                                              callgrind-per-thread.sh (receivercost.cpp)
 //   QTFASTCONNECT_BENCH_CSV=<file>             also appends every result to <file> as CSV
 //                                              (benchmarks/shared/benchcsv.h)
 //
 // This file holds the QTest rows and their tables; the paths, receiver and producer pool are in
 // deliverypaths.h, the latency receiver in latencyreceiver.h, the --deliver mode in
-// deliveronly.cpp.
+// deliveronly.cpp, the --receiver-cost mode in receivercost.cpp.
 
 #include "benchcsv.h"
 #include "deliverypaths.h"
@@ -411,6 +416,22 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "usage: %s --deliver <path> <calls>; paths:", argv[0]);
             for (const PathInfo &info : PathTable)
                 std::fprintf(stderr, " %s", info.arg);
+            std::fprintf(stderr, "\n");
+            return 2;
+        }
+        return rc;
+    }
+    if (argc > 1 && !std::strcmp(argv[1], "--receiver-cost")) {
+        const int rc = receiverCost(argc - 2, argv + 2);
+        if (rc == -1) {
+            std::fprintf(stderr,
+                         "usage: %s --receiver-cost <calls> <repetitions> <producers> <path>...;"
+                         " paths:",
+                         argv[0]);
+            for (const PathInfo &info : PathTable) {
+                if (!runsInProducer(info.path))
+                    std::fprintf(stderr, " %s", info.arg);
+            }
             std::fprintf(stderr, "\n");
             return 2;
         }
