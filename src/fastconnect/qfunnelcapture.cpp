@@ -56,6 +56,14 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     route->inbox->push(call, call);
 }
 
+// After a call was queued for the relay: stop() sweeps the queue after the relay's last round;
+// a call queued after that sweep is swept by its own producer.
+inline void checkStopAfterQueueing(QFunnelCore *c)
+{
+    if (Q_UNLIKELY(c->isStopped()))
+        c->sweepStoppedQueue();
+}
+
 // post() and postInvoke(), once the call holds its reference on route.
 Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
 {
@@ -68,25 +76,23 @@ Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
         return rejectCall(route, call);
     noteLatest(route, call);
     QFunnelInbox *inbox = route->inbox;
-    if (lane->canBypassRelay()) {
-        // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own
-        // queued connection, instead of paying a relay wake-up on top. An emission from the
-        // receiver's own thread always goes straight there, so that, as with Qt, the thread's
-        // next event loop pass runs it.
-        if ((c->relay().isIdle() && inbox->isIdle()) || inbox->isCurrentThread())
-            return inbox->push(call, call);
-    } else if (Q_UNLIKELY(inbox->isCurrentThread())) {
-        // The receiver's own thread, with earlier calls of this thread still in the relay:
-        // once the relay has routed them, the call may go straight there, so that this
-        // thread's next event loop pass runs it, as with Qt.
-        flushCurrentThread(c, lane);
+    if (Q_UNLIKELY(inbox->isCurrentThread())) {
+        // An emission from the receiver's own thread always goes straight there, so that, as
+        // with Qt, the thread's next event loop pass runs it; once the relay has routed this
+        // thread's earlier calls, if it holds any.
+        if (!lane->canBypassRelay())
+            flushCurrentThread(c, lane);
         return inbox->push(call, call);
     }
+    // A flood: the relay holds this thread's open batch, which takes the call.
+    if (Q_LIKELY(lane->appendToOpenBatch(call)))
+        return checkStopAfterQueueing(c);
+    // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own queued
+    // connection, instead of paying a relay wake-up on top.
+    if (lane->canBypassRelay() && c->relay().isIdle() && inbox->isIdle())
+        return inbox->push(call, call);
     lane->append(call);
-    // stop() sweeps the queue after the relay's last round; a call queued after that sweep is
-    // swept by its own producer.
-    if (Q_UNLIKELY(c->isStopped()))
-        c->sweepStoppedQueue();
+    checkStopAfterQueueing(c);
 }
 
 } // namespace

@@ -47,18 +47,23 @@ public:
             return false; // a full batch may not even have been popped yet
         return !m_open || (m_open->load() & QFunnelBatch::Sealed);
     }
+    // The common case of a flood, inline: the open batch, still the relay's, takes the call and
+    // is not full yet. Returns false, with the call not queued, otherwise: no open batch, a full
+    // one, or one the relay sealed (then canBypassRelay() says so).
+    bool appendToOpenBatch(QFunnelCall *call)
+    {
+        if (Q_LIKELY(m_open) && Q_LIKELY(m_count + 1 < QFunnelBatch::Capacity)
+            && Q_LIKELY(m_open->append(m_count, call))) {
+            ++m_count;
+            return true;
+        }
+        return false;
+    }
+    // Queues call in a batch for the relay, starting (or restarting a sealed) one if needed.
     void append(QFunnelCall *call)
     {
-        // The common case inline: the open batch takes the call and is not full yet.
-        if (Q_LIKELY(m_open) && Q_LIKELY(m_count + 1 < QFunnelBatch::Capacity)) {
-            if (Q_LIKELY(m_open->append(m_count, call))) {
-                ++m_count;
-                return;
-            }
-            appendSlow(call, true);
-            return;
-        }
-        appendSlow(call, false);
+        if (!appendToOpenBatch(call))
+            appendSlow(call, m_open && m_count + 1 < QFunnelBatch::Capacity);
     }
 
     // Credits reserved by this thread; see QFunnelAdmission::acquireCredit().
