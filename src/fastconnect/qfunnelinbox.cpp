@@ -65,7 +65,7 @@ private:
 } // namespace
 
 QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
-    : m_core(core), m_guard(guard), m_threadId(threadId)
+    : m_core(core), m_stopped(core->isStopped()), m_guard(guard), m_threadId(threadId)
 {
     m_core->ref();
     m_guard->ref();
@@ -189,6 +189,9 @@ void QFunnelInbox::wakeDiscarded()
 
 void QFunnelInbox::dropPendingOnStop()
 {
+    // seq_cst, as the core's own flag: a delivery loop that reads it after this store (in the
+    // single order of seq_cst operations) starts no further slot.
+    m_stopped.store(true, std::memory_order_seq_cst);
     // Only if the pass lock is free: a running pass may be in a slot that waits for this very
     // thread (that pass drops the rest when it ends).
     dropWhileUndeliverable();
@@ -341,7 +344,6 @@ template<int Delivery>
 int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit)
 {
     using D = QFunnelRoute::Delivery;
-    QFunnelCore *const core = m_core;
     QObjectPrivate *const d = QObjectPrivate::get(receiver);
     QPoolChunkBatch freed;
     int left = limit; // counted down: one register, no compare with limit per call
@@ -368,7 +370,7 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
             if (Q_UNLIKELY(scope.receiverDestroyed()) || d->threadData.loadRelaxed() != here)
                 break;
             c = m_first;
-            if (!left || !c || c->route != route || core->isStopped())
+            if (!left || !c || c->route != route || m_stopped.load(std::memory_order_seq_cst))
                 break;
         }
     }

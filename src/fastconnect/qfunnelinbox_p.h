@@ -179,6 +179,10 @@ private:
     std::atomic<bool> m_timerArmed { false };
 
     QFunnelCore *const m_core;
+    // The funnel stopped: set by dropPendingOnStop() (QFunnelCore::stop() reaches every inbox
+    // before it returns) or at construction. The delivery loop reads this instead of the
+    // core's flag: one load from the inbox it already holds.
+    std::atomic<bool> m_stopped;
     QFunnelReceiverGuard *const m_guard;
     std::atomic<Qt::HANDLE> m_threadId;
     QThreadData *m_registeredThread = nullptr; // pass lock holder only; see runPass()
