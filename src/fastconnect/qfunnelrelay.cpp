@@ -27,7 +27,7 @@ namespace {
 // A batch in the relay's hands.
 struct HeldBatch : QFunnelBatchCursor
 {
-    bool fresh = false; // the round found new calls in it
+    int quietRounds = 0; // rounds in a row that found no new call in it
 };
 
 // Collects one round's calls per receiver, in order, as chains ready for
@@ -111,7 +111,7 @@ void QFunnelRelay::run()
         if (b && QFunnelFlushMarker::is(b))
             flushes.push_back(static_cast<QFunnelFlushMarker *>(b));
         else if (b)
-            held.push_back(HeldBatch { { b }, false });
+            held.push_back(HeldBatch { { b }, 0 });
         else
             stopping = true;
     };
@@ -137,7 +137,7 @@ void QFunnelRelay::run()
             QFunnelCall *const *calls;
             const quint32 n = h.take(&calls);
             router.route(calls, n);
-            h.fresh = n > 0;
+            h.quietRounds = n ? 0 : h.quietRounds + 1;
             routed += n;
         }
         // Hand over before sealing: once a producer sees its batch sealed it may deliver
@@ -151,11 +151,11 @@ void QFunnelRelay::run()
             m_rounds.fetch_add(1, std::memory_order_relaxed);
         }
 
-        // A batch still flowing stays open for another round; one quiet for a round goes back
-        // to its producer; a full one (its producer moved on) or an abandoned one (its producer
+        // A batch still flowing stays open for another round; one quiet for
+        // QuietRoundsBeforeRelease rounds goes back to its producer; a full one (its producer moved on) or an abandoned one (its producer
         // thread exited) is recycled.
         auto retired = [&](HeldBatch &h) {
-            switch (h.release(h.fresh && !stopping)) {
+            switch (h.release(h.quietRounds < QuietRoundsBeforeRelease && !stopping)) {
             case QFunnelBatchCursor::Release::Free:
                 m_queue.recycle(h.batch);
                 return true;

@@ -36,6 +36,11 @@ public:
     // How long the relay sleeps between rounds while it holds open batches. Producers never
     // wake it for a batch it already holds, so this bounds the added latency under load.
     static constexpr int RoundIntervalUs = 50;
+    // A batch goes back to its producer after this many rounds in a row found nothing new in it.
+    // More than one: a producer that was only preempted for a round (a busy machine) keeps its
+    // batch instead of taking the idle path, whose direct hand-off costs the receiver a wake-up
+    // each time.
+    static constexpr int QuietRoundsBeforeRelease = 2;
 
     explicit QFunnelRelay(QFunnelQueue &queue) : m_queue(queue) {}
     ~QFunnelRelay() { stopAndJoin(); }
