@@ -49,7 +49,7 @@ bool QFunnelAdmission::reclaimReservations()
         // A lane's owner may be between its fetch_sub and the undo; whatever this exchange
         // sees (even -1) keeps pool + reservations + pending equal to the capacity.
         for (Reservation *r : std::as_const(m_reservations))
-            reclaimed += r->exchange(0, std::memory_order_relaxed);
+            reclaimed += r->exchange(0, std::memory_order_seq_cst); // see releaseCreditsTo()
     }
     if (reclaimed)
         m_credits.fetch_add(reclaimed, std::memory_order_seq_cst);
@@ -70,10 +70,8 @@ qsizetype QFunnelAdmission::pendingCalls()
 // none is left. seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
 bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
 {
-    // Up to 1/64 of the capacity at a time (at most 64): exact for tiny capacities, and at most
-    // a 63-call reservation idling per producer thread for the default one.
     const qsizetype cap = capacity();
-    const qsizetype chunk = std::clamp<qsizetype>(cap / 64, 1, 64);
+    const qsizetype chunk = chunkSize();
     qsizetype available = m_credits.load(std::memory_order_relaxed);
     while (available > 0) {
         const qsizetype take = qMin(available, chunk);
@@ -221,6 +219,21 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
         std::lock_guard<std::mutex> locker(m_waitLock);
         m_roomAvailable.notify_one();
     }
+}
+
+void QFunnelAdmission::releaseCreditsTo(Reservation *own, qsizetype calls) noexcept
+{
+    // Relaxed load: it only chooses where the credits go.
+    if (own && calls && own->load(std::memory_order_relaxed) + calls <= chunkSize()) {
+        own->fetch_add(calls, std::memory_order_seq_cst);
+        // seq_cst, with waitForCredit()'s increment of m_waiters and the exchange in
+        // reclaimReservations(): either a producer about to sleep reclaims these credits, or
+        // this load sees it waiting and they go to the shared counter with a wake-up.
+        if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0))
+            return;
+        calls = own->exchange(0, std::memory_order_seq_cst);
+    }
+    releaseCredits(calls);
 }
 
 void QFunnelAdmission::wakeBlockedProducers()

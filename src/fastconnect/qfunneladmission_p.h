@@ -21,6 +21,7 @@
 #include <QtCore/qpointer.h>
 #include <QtCore/qthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -43,6 +44,9 @@ public:
     explicit QFunnelAdmission(const std::atomic<bool> &stopped);
 
     qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
+    // The most credits a thread reserves at a time: 1/64 of the capacity, at most 64, so that
+    // tiny capacities stay exact and at most 63 credits idle per producer thread.
+    qsizetype chunkSize() const noexcept { return std::clamp<qsizetype>(capacity() / 64, 1, 64); }
     void setCapacity(qsizetype calls);
 
     // Each producer lane reserves credits in chunks, so that producers do not all hit one
@@ -61,6 +65,11 @@ public:
     }
     // Delivery returns credits as calls run (every DeliveryChunk calls, see QFunnelInbox).
     void releaseCredits(qsizetype calls) noexcept;
+    // The same, from a receiver's thread whose own lane holds reservation own (or nullptr):
+    // while no producer waits, up to a chunk of the credits goes into that reservation, so that
+    // a thread that receives and emits (a ping-pong, a request and its reply) takes its next
+    // credit from its own cache line instead of the shared counter's.
+    void releaseCreditsTo(Reservation *own, qsizetype calls) noexcept;
     qsizetype pendingCalls();
     // Releases every blocked producer (the funnel stopped, or a setting changed).
     void wakeBlockedProducers();

@@ -4,6 +4,7 @@
 #include "qfunnelinbox_p.h"
 #include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnellane_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 #include "qpoolchunkbatch_p.h"
@@ -290,7 +291,7 @@ void QFunnelInbox::runPass(QObject *receiver)
                 evictOldest();
         }
     }
-    core->admission().releaseCredits(settled);
+    core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), settled);
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())
