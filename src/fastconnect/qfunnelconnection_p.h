@@ -90,26 +90,32 @@ public:
         deref();
     }
 
+    // Written once, by the connect: read by every stage, so kept apart from the reference
+    // count and the other fields written per call, whose writes would otherwise make the
+    // receiver's thread miss in its cache on these as each call reaches it.
     QFunnelCore *core = nullptr; // holds a reference
     QFunnelReceiverGuard *guard = nullptr; // holds a reference
     QFunnelInbox *inbox = nullptr; // holds a reference; the receiver's
     QObject *sender = nullptr; // nullptr for invokes
     int signalIndex = -1;
     int mode = QtFastConnect::FunnelConnection; // ConnectionMode bits, validated
-    // CoalesceCalls: the newest call captured for this connection. Only the call it points to
-    // is delivered; older pending ones are destroyed unrun. Never dereferenced, only compared.
-    std::atomic<QFunnelCall *> latest { nullptr };
+    qint64 rateLimitNs = 0; // RateLimitCalls: the interval
+
+    // Written per call, on a cache line of their own (see above). CoalesceCalls: the newest
+    // call captured for this connection. Only the call it points to is delivered; older
+    // pending ones are destroyed unrun. Never dereferenced, only compared.
+    alignas(64) std::atomic<QFunnelCall *> latest { nullptr };
     std::atomic<bool> warnedShared { false }; // MoveArguments: warned that it had to copy
-    // RateLimitCalls (which also keeps latest): the interval, and the steady clock time before
-    // which no call of this connection runs (receiver's thread, under the inbox's pass lock).
-    qint64 rateLimitNs = 0;
+    // RateLimitCalls (which also keeps latest): the steady clock time before which no call of
+    // this connection runs (receiver's thread, under the inbox's pass lock).
     qint64 notBeforeNs = 0;
 
 private:
     ~QFunnelRoute();
 
-    std::atomic<int> m_ref { 1 };
-    void *const m_slot;
+    std::atomic<int> m_ref { 1 }; // with the per-call fields
+
+    alignas(64) void *const m_slot; // read-only from here on, like the routing state
     const QFunnelSlotImpl m_impl;
     QFunnelSlotTraits m_traits;
     Delivery m_delivery;

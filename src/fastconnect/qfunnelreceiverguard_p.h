@@ -72,9 +72,12 @@ private:
     void receiverDestroyed();
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
-    std::atomic<int> m_readers { 0 }; // post() calls using the receiver right now
     QPointer<QObject> m_weak; // second line: holds even if the hook was disconnected
     QAtomicInt m_ref { 1 }; // the registry's reference
+    // post() calls using the receiver right now. On a cache line of its own: the posting
+    // thread writes it twice per wake-up, and the receiver's thread reads the two above at
+    // every delivery pass.
+    alignas(64) std::atomic<int> m_readers { 0 };
 };
 
 } // namespace QtFastConnectPrivate
