@@ -106,6 +106,7 @@ void QFunnelRelay::run()
     bool stopping = false;
 
     std::vector<QFunnelFlushMarker *> flushes; // completed once this round has routed
+    int intervalUs = RoundIntervalUs;
 
     auto accept = [&](QFunnelBatch *b) {
         if (b && QFunnelFlushMarker::is(b))
@@ -168,8 +169,12 @@ void QFunnelRelay::run()
         };
         held.erase(std::remove_if(held.begin(), held.end(), retired), held.end());
 
+        if (routed >= BusyRoundCalls)
+            intervalUs = std::min(2 * intervalUs, MaxRoundIntervalUs);
+        else if (routed < BusyRoundCalls / 4)
+            intervalUs = std::max(intervalUs / 2, RoundIntervalUs);
         if (!held.empty())
-            std::this_thread::sleep_for(std::chrono::microseconds(RoundIntervalUs));
+            std::this_thread::sleep_for(std::chrono::microseconds(intervalUs));
     }
 }
 

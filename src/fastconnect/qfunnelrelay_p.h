@@ -33,9 +33,15 @@ class QFunnelQueue;
 class QFunnelRelay
 {
 public:
-    // How long the relay sleeps between rounds while it holds open batches. Producers never
-    // wake it for a batch it already holds, so this bounds the added latency under load.
+    // How long the relay sleeps between rounds while it holds open batches: RoundIntervalUs,
+    // doubled after each round that routed BusyRoundCalls or more (up to MaxRoundIntervalUs)
+    // and halved after one that routed fewer than a quarter of that. Producers never wake it
+    // for a batch it already holds, so this bounds the added latency under load; a busy funnel
+    // gets longer rounds, and so fewer relay and receiver wake-ups per call (each costs a
+    // context switch on both threads), while a trickle keeps the short ones.
     static constexpr int RoundIntervalUs = 50;
+    static constexpr int MaxRoundIntervalUs = 400;
+    static constexpr quint64 BusyRoundCalls = 256;
     // A batch goes back to its producer after this many rounds in a row found nothing new in it.
     // More than one: a producer that was only preempted for a round (a busy machine) keeps its
     // batch instead of taking the idle path, whose direct hand-off costs the receiver a wake-up
