@@ -8,12 +8,16 @@
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
+#include <QtCore/qeventloop.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
+#include <QtCore/qtimer.h>
 #include <QtTest/qtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -83,6 +87,7 @@ private Q_SLOTS:
     void statistics();
     void discardedWhenReceiverDestroyed();
     void creditsReturnedDuringPass();
+    void receiverThreadKeepsCreditsWithoutStrandingProducers();
     void rateLimitRunsAtMostOncePerInterval();
     void rateLimitDefaultsAndBadIntervals();
     void rateLimitParkedCallOfDestroyedReceiver();
@@ -152,6 +157,63 @@ void tst_QFunnelPolicy::dropNewest()
     QCOMPARE(s.highWaterMark, 4);
     thread.quit();
     thread.wait();
+}
+
+void tst_QFunnelPolicy::receiverThreadKeepsCreditsWithoutStrandingProducers()
+{
+    // The main thread receives and also emits into the funnel, so the credits its passes return
+    // may stay in its own reservation; a producer blocked on the full funnel must still get
+    // them (it reclaims reservations, or the main thread sees it waiting), or it would wait
+    // for ever once the last pending call ran.
+    QFunnel funnel;
+    funnel.setCapacity(640); // reservations of up to 10 credits
+    TimedReceiver receiver; // in the main thread
+    Producer self;
+    Producer worker;
+    QVERIFY(QtFastConnect::connect(&funnel, &self, &Producer::value, &receiver,
+                                   &TimedReceiver::onValue));
+    QVERIFY(QtFastConnect::connect(&funnel, &worker, &Producer::value, &receiver,
+                                   &TimedReceiver::onValue));
+    Q_EMIT self.value(0); // the main thread's lane (and reservation) for this funnel
+    constexpr int Calls = 20000;
+    std::thread producer([&] {
+        for (int i = 1; i <= Calls; ++i)
+            Q_EMIT worker.value(quint64(i));
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(receiver.values.size(), Calls + 1, 60000);
+    producer.join();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.droppedCalls(), 0u);
+
+    // A ping-pong over the same funnel: every pass runs one call and returns its credit, which
+    // the receiving thread keeps for its reply. No credit may get lost or made up on the way.
+    EventLoopThread thread;
+    thread.start();
+    auto far = std::make_unique<QObject>();
+    far->moveToThread(&thread);
+    int rounds = 0;
+    QEventLoop loop;
+    std::function<void()> ping = [&] {
+        QtFastConnect::invoke(&funnel, far.get(), [&] {
+            QtFastConnect::invoke(&funnel, &receiver, [&] {
+                if (++rounds < 2000)
+                    ping();
+                else
+                    loop.quit();
+            });
+        });
+    };
+    ping();
+    QTimer::singleShot(60000, &loop, &QEventLoop::quit); // a lost ball fails, not hangs
+    loop.exec();
+    QCOMPARE(rounds, 2000);
+    thread.quit();
+    thread.wait();
+    far.reset();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.pendingCalls(), 0);
+    QVERIFY(funnel.statistics().highWaterMark <= funnel.capacity());
 }
 
 void tst_QFunnelPolicy::blockTimeout()
