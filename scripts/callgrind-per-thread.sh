@@ -19,7 +19,10 @@
 # receiver finds, and how the pool recycles the producer's pages, follow its thread schedule and
 # move from run to run, warm-up included: the receiver without the slot comes with its min and
 # max over the runs. One run of 20,000 calls can be 100 instructions per call off; quote the
-# default N's median of 3.
+# default N's median of 3. The backlog column takes the schedule out: the receiver thread's
+# instructions per call, slot excluded, while it drains a backlog the producer emitted first
+# (--receiver-cost under callgrind, rounds of N and 2N calls), so that every wake-up finds a
+# full pass: what the receiver costs when it is the bottleneck.
 #
 # The ceiling is tst_bench_funnel --receiver-cost, outside valgrind: the main thread's CPU time
 # (CLOCK_THREAD_CPUTIME_ID) per call while it drains a backlog the producer emitted first, so
@@ -110,13 +113,17 @@ thread_costs() {
         }' <<<"$annotated"
 }
 
-# measure <path> <calls> <run>: one run under callgrind; prints the Ir of each role and the
-# slot's: "<producer> <relay> <receiver> <other> <slot or ->".
+# measure <path> <calls> <run> [backlog]: one run under callgrind; prints the Ir of each role
+# and the slot's: "<producer> <relay> <receiver> <other> <slot or ->". With backlog, the run is
+# --receiver-cost's: a warm-up round and one measured round of <calls> each, every call emitted
+# before the main thread delivers any.
 measure() {
-    local path="$1" n="$2" run="$3"
-    local out="$outdir/callgrind.$path.$n.$run.out"
-    callgrind_run "$out" "$outdir/$path.$n.$run.log" --separate-threads=yes -- \
-        "$binary" --deliver "$path" "$n"
+    local path="$1" n="$2" run="$3" mode="${4:-}"
+    local out="$outdir/callgrind.$path.$n.$run${mode:+.$mode}.out"
+    local args=(--deliver "$path" "$n")
+    [[ -n "$mode" ]] && args=(--receiver-cost "$n" 1 1 "$path")
+    callgrind_run "$out" "$outdir/$path.$n.$run${mode:+.$mode}.log" --separate-threads=yes -- \
+        "$binary" "${args[@]}"
     [[ -s "$out" ]] || rm -f "$out" # --separate-threads leaves the base name empty
     local files=("$out"-[0-9]*)
     [[ -e "${files[0]}" ]] || { echo "error: callgrind wrote no per-thread file $out-01" >&2; exit 1; }
@@ -182,6 +189,25 @@ for path in $paths; do
         fi
     done
     receiverRuns[$path]="${runs[receiver]}"
+    # The receiver draining a backlog: every wake-up finds a full pass, so its count no longer
+    # depends on valgrind's thread schedule; the basis of the ceiling. Rounds of N and 2N calls,
+    # two rounds each (warm-up and measured): the difference is 2N calls.
+    case "$path" in direct|plain) ;; *)
+        for ((run = 1; run <= repeats; ++run)); do
+            m1="$(measure "$path" "$calls" "$run" backlog)"
+            m2="$(measure "$path" $((2 * calls)) "$run" backlog)"
+            read -r _ _ r1 _ s1 <<<"$m1"
+            read -r _ _ r2 _ s2 <<<"$m2"
+            [[ "$s1" != "-" && "$s2" != "-" ]] || continue
+            runs[backlogExcl]+=" $(per_call $((r1 - s1)) $((r2 - s2)) $((2 * calls)))"
+        done ;;
+    esac
+    if [[ -n "${runs[backlogExcl]:-}" ]]; then
+        # shellcheck disable=SC2086
+        read -r "col[$path.backlogExcl]" _ _ <<<"$(median_min_max ${runs[backlogExcl]})"
+    else
+        col[$path.backlogExcl]="-"
+    fi
     if [[ -n "${runs[excl]:-}" ]]; then
         # shellcheck disable=SC2086
         read -r "col[$path.excl]" "col[$path.exclMin]" "col[$path.exclMax]" \
@@ -237,8 +263,8 @@ if [[ "$backlog" -gt 0 && -n "$receiving" ]]; then
     done
 fi
 
-printf '%-22s %8s %6s %8s %5s %9s %-15s %7s %7s %10s %8s\n' "path" "producer" "relay" \
-    "receiver" "slot" "recv-slot" "(min-max)" "total" "recv ns" "ceiling/s" "x queued"
+printf '%-22s %8s %6s %8s %5s %9s %-15s %8s %7s %7s %10s %8s\n' "path" "producer" "relay" \
+    "receiver" "slot" "recv-slot" "(min-max)" "backlog" "total" "recv ns" "ceiling/s" "x queued"
 for path in $paths; do
     excl="${col[$path.excl]}"
     range="${col[$path.exclMin]}-${col[$path.exclMax]}"
@@ -253,10 +279,12 @@ for path in $paths; do
             read -r vs _ _ <<<"$(median_min_max ${ceil[$path.vs]})"
         fi
     fi
-    printf '%-22s %8s %6s %8s %5s %9s %-15s %7s %7s %10s %8s\n' "$(label_of "$path")" \
+    printf '%-22s %8s %6s %8s %5s %9s %-15s %8s %7s %7s %10s %8s\n' "$(label_of "$path")" \
         "${col[$path.producer]}" "${col[$path.relay]}" "${col[$path.receiver]}" \
-        "${col[$path.slot]}${slotFrom[$path]:+*}" "$excl" "($range)" "${col[$path.total]}" "$ns" \
-        "$perSecond" "$vs"
+        "${col[$path.slot]}${slotFrom[$path]:+*}" "$excl" "($range)" "${col[$path.backlogExcl]}" \
+        "${col[$path.total]}" "$ns" "$perSecond" "$vs"
+    [[ "${col[$path.backlogExcl]}" != "-" ]] &&
+        emit_csv "$path" receiver_excl_slot_backlog "${col[$path.backlogExcl]}"
     for key in producer relay receiver slot other total; do
         [[ "${col[$path.$key]}" != "-" ]] && emit_csv "$path" "$key" "${col[$path.$key]}"
     done
@@ -286,7 +314,8 @@ for path in $paths; do
 done
 
 echo "instructions per delivered call: N=$calls, 2N minus N, median of $repeats run(s) per path;" \
-     "slot = Receiver::onValue inclusive; total = all threads"
+     "slot = Receiver::onValue inclusive; total = all threads; backlog = the receiver excl. slot" \
+     "draining a backlog (--receiver-cost under callgrind, rounds of N and 2N)"
 for path in $paths; do
     if [[ "${col[$path.other]}" != "-" && "${col[$path.other]}" != "0.0" ]]; then
         echo "note: $(label_of "$path"): threads other than producer, relay and receiver ran" \

@@ -284,9 +284,15 @@ if pt:
               "funnel's receiver excl. slot ≤ 55 instructions per call, funnel total − "
               "`Qt::DirectConnection` total ≤ 150, `QtFastConnect::invoke` total ≤ 250 (in the "
               "targets table above).\n")
-    md.append("| path | producer | relay | receiver | receiver excl. slot (min–max) | total | "
-              "receiver ceiling calls/s | ceiling ÷ Qt queued's |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|")
+    md.append("The backlog column is the receiver thread's instructions per call, slot excluded, "
+              "while it drains such a backlog, under callgrind (`--receiver-cost` with rounds of "
+              "N and 2N calls): every wake-up finds a full pass, so the count no longer follows "
+              "valgrind's thread schedule. It is what the receiver costs when it is the "
+              "bottleneck, the basis of the ceiling.\n")
+    md.append("| path | producer | relay | receiver | receiver excl. slot (min–max) | "
+              "receiver excl. slot, backlog | total | receiver ceiling calls/s | "
+              "ceiling ÷ Qt queued's |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     inlined = False
     for series, label in rows:
         excl = ptv(series, "receiver_excl_slot")
@@ -302,6 +308,7 @@ if pt:
         md.append(f"| {label} | {num(ptv(series, 'producer'), '{:,.0f}')} | "
                   f"{num(ptv(series, 'relay'), '{:,.0f}')} | "
                   f"{num(ptv(series, 'receiver'), '{:,.0f}')} | {cell} | "
+                  f"{num(ptv(series, 'receiver_excl_slot_backlog'), '{:,.0f}')} | "
                   f"{num(ptv(series, 'total'), '{:,.0f}')} | "
                   f"{rate(ceiling)}{f' ({ns:.1f} ns)' if ns else ''} | "
                   f"{'–' if vs is None else f'{vs:.2f}×'} |")
@@ -340,6 +347,9 @@ if pt:
     short = " (one short run)" if n is not None and n < 100000 else ""
     check("per thread (issue 16): funnel receiver excl. slot ≤ 55 instructions per call",
           num(f_excl, "{:,.0f}") + short, None if f_excl is None else f_excl <= 55)
+    f_backlog = ptv("funnel", "receiver_excl_slot_backlog")
+    check("per thread (issue 16): the same, draining a backlog",
+          num(f_backlog, "{:,.0f}") + short, None if f_backlog is None else f_backlog <= 55)
     check("per thread (issue 16): funnel total − `Qt::DirectConnection` total ≤ 150",
           num(diff, "{:,.0f}") + short, None if diff is None else diff <= 150)
     check("per thread (issue 16): `QtFastConnect::invoke` total ≤ 250 instructions per call",
