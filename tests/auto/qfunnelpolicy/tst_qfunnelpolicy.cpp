@@ -190,12 +190,12 @@ void tst_QFunnelPolicy::receiverThreadKeepsCreditsWithoutStrandingProducers()
     // the receiving thread keeps for its reply. No credit may get lost or made up on the way.
     EventLoopThread thread;
     thread.start();
-    auto far = std::make_unique<QObject>();
+    auto *far = new QObject; // deleted in its thread, below
     far->moveToThread(&thread);
     int rounds = 0;
     QEventLoop loop;
     std::function<void()> ping = [&] {
-        QtFastConnect::invoke(&funnel, far.get(), [&] {
+        QtFastConnect::invoke(&funnel, far, [&] {
             QtFastConnect::invoke(&funnel, &receiver, [&] {
                 if (++rounds < 2000)
                     ping();
@@ -208,9 +208,9 @@ void tst_QFunnelPolicy::receiverThreadKeepsCreditsWithoutStrandingProducers()
     QTimer::singleShot(60000, &loop, &QEventLoop::quit); // a lost ball fails, not hangs
     loop.exec();
     QCOMPARE(rounds, 2000);
+    deleteLaterInItsThread(far);
     thread.quit();
     thread.wait();
-    far.reset();
     QTRY_VERIFY(accountedFor(funnel.statistics()));
     QCOMPARE(funnel.pendingCalls(), 0);
     QVERIFY(funnel.statistics().highWaterMark <= funnel.capacity());
