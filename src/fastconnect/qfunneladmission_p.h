@@ -57,12 +57,19 @@ public:
     void removeReservation(Reservation *r); // returns what it still holds
     bool acquireCredit(Reservation &r) // false: drop the call (policy, or stopped)
     {
+        return takeReserved(r) || refillCredit(r);
+    }
+    // acquireCredit() in two steps, for a caller that keeps the common case free of calls:
+    // one credit from r, if it holds one; otherwise refillCredit() (which may wait).
+    static bool takeReserved(Reservation &r) noexcept
+    {
         // Relaxed: credits publish nothing; the call itself travels through the queue.
         if (r.fetch_sub(1, std::memory_order_relaxed) > 0)
             return true;
         r.fetch_add(1, std::memory_order_relaxed);
-        return refillCredit(r);
+        return false;
     }
+    bool refillCredit(Reservation &r);
     // Delivery returns credits as calls run (every DeliveryChunk calls, see QFunnelInbox).
     void releaseCredits(qsizetype calls) noexcept;
     // The same, from a receiver's thread whose own lane holds reservation own (or nullptr):
@@ -108,7 +115,6 @@ public:
 
 private:
     bool takeChunk(Reservation &r, qsizetype *left = nullptr);
-    bool refillCredit(Reservation &r);
     bool waitForCredit(Reservation &r);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();

@@ -32,10 +32,11 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 // compared, with a read-modify-write, which reads the newest value in the modification order;
 // and this exchange happens before that one, since the call reaches delivery through a
 // release (the inbox push) that the delivering thread acquires.
+constexpr int SpecialModes = int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
+
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    if (Q_UNLIKELY(route->mode
-                   & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls))))
+    if (Q_UNLIKELY(route->mode & SpecialModes))
         route->latest.exchange(call, std::memory_order_relaxed);
 }
 
@@ -64,16 +65,11 @@ inline void checkStopAfterQueueing(QFunnelCore *c)
         c->sweepStoppedQueue();
 }
 
-// post() and postInvoke(), once the call holds its reference on route.
-Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
+// The one decision, for a call admitted with its credit: straight to the inbox or into this
+// thread's lane for the relay.
+Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunnelLane *lane)
 {
     QFunnelCore *c = route->core;
-    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
-    if (Q_UNLIKELY(!lane))
-        return postWithoutLane(route, call);
-    lane->countEmitted();
-    if (Q_UNLIKELY(c->isStopped() || !c->admission().acquireCredit(lane->reservation())))
-        return rejectCall(route, call);
     noteLatest(route, call);
     QFunnelInbox *inbox = route->inbox;
     if (Q_UNLIKELY(inbox->isCurrentThread())) {
@@ -85,13 +81,54 @@ Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
         return inbox->push(call, call);
     }
     // A flood: the relay holds this thread's open batch, which takes the call.
-    if (Q_LIKELY(lane->appendToOpenBatch(call)))
+    if (lane->appendToOpenBatch(call))
         return checkStopAfterQueueing(c);
     // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own queued
     // connection, instead of paying a relay wake-up on top.
     if (lane->canBypassRelay() && c->relay().isIdle() && inbox->isIdle())
         return inbox->push(call, call);
     lane->append(call);
+    checkStopAfterQueueing(c);
+}
+
+// The lane's reservation is empty: refill it (which may wait, or drop the call).
+Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFunnelLane *lane)
+{
+    if (!route->core->admission().refillCredit(lane->reservation()))
+        return rejectCall(route, call);
+    queueAdmitted(route, call, lane);
+}
+
+// queueCall() when this thread's lane for the funnel is not the one it used last.
+Q_NEVER_INLINE void queueLookingUpLane(QFunnelRoute *route, QFunnelCall *call)
+{
+    QFunnelCore *c = route->core;
+    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
+    if (Q_UNLIKELY(!lane))
+        return postWithoutLane(route, call);
+    lane->countEmitted();
+    if (Q_UNLIKELY(c->isStopped() || !c->admission().acquireCredit(lane->reservation())))
+        return rejectCall(route, call);
+    queueAdmitted(route, call, lane);
+}
+
+// post() and postInvoke(), once the call holds its reference on route. The common case of a
+// flood inline, every other one a tail call, so that this path saves no registers.
+Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
+{
+    QFunnelCore *c = route->core;
+    QFunnelLane *lane = QFunnelLane::cachedForCurrentThread(c);
+    if (Q_UNLIKELY(!lane))
+        return queueLookingUpLane(route, call);
+    lane->countEmitted();
+    if (Q_UNLIKELY(c->isStopped()))
+        return rejectCall(route, call);
+    if (Q_UNLIKELY(!QFunnelAdmission::takeReserved(lane->reservation())))
+        return queueAfterRefill(route, call, lane);
+    if (Q_UNLIKELY(route->mode & SpecialModes) || Q_UNLIKELY(route->inbox->isCurrentThread())
+        || !lane->appendToOpenBatch(call)) {
+        return queueAdmitted(route, call, lane);
+    }
     checkStopAfterQueueing(c);
 }
 

@@ -87,6 +87,11 @@ public:
             return tlCachedLane;
         return forCurrentThreadSlow(core);
     }
+    // The same if it is the lane this thread used last, else nullptr (no lookup).
+    static QFunnelLane *cachedForCurrentThread(const QFunnelCore *core) noexcept
+    {
+        return tlCachedCore == core ? tlCachedLane : nullptr;
+    }
 
 private:
     static QFunnelLane *forCurrentThreadSlow(QFunnelCore *core);
