@@ -99,27 +99,11 @@ Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFu
     queueAdmitted(route, call, lane);
 }
 
-// queueCall() when this thread's lane for the funnel is not the one it used last.
-Q_NEVER_INLINE void queueLookingUpLane(QFunnelRoute *route, QFunnelCall *call)
+// queueCall() with this thread's lane for the funnel. The common case of a flood inline, every
+// other one a tail call, so that this path saves no registers.
+Q_ALWAYS_INLINE void queueInLane(QFunnelRoute *route, QFunnelCall *call, QFunnelLane *lane)
 {
     QFunnelCore *c = route->core;
-    QFunnelLane *lane = QFunnelLane::forCurrentThread(c);
-    if (Q_UNLIKELY(!lane))
-        return postWithoutLane(route, call);
-    lane->countEmitted();
-    if (Q_UNLIKELY(c->isStopped() || !c->admission().acquireCredit(lane->reservation())))
-        return rejectCall(route, call);
-    queueAdmitted(route, call, lane);
-}
-
-// post() and postInvoke(), once the call holds its reference on route. The common case of a
-// flood inline, every other one a tail call, so that this path saves no registers.
-Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
-{
-    QFunnelCore *c = route->core;
-    QFunnelLane *lane = QFunnelLane::cachedForCurrentThread(c);
-    if (Q_UNLIKELY(!lane))
-        return queueLookingUpLane(route, call);
     lane->countEmitted();
     if (Q_UNLIKELY(c->isStopped()))
         return rejectCall(route, call);
@@ -130,6 +114,23 @@ Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
         return queueAdmitted(route, call, lane);
     }
     checkStopAfterQueueing(c);
+}
+
+// queueCall() when this thread's lane for the funnel is not the one it used last.
+Q_NEVER_INLINE void queueLookingUpLane(QFunnelRoute *route, QFunnelCall *call)
+{
+    QFunnelLane *lane = QFunnelLane::forCurrentThread(route->core);
+    if (Q_UNLIKELY(!lane))
+        return postWithoutLane(route, call);
+    queueInLane(route, call, lane);
+}
+
+// post() and postInvoke(), once the call holds its reference on route.
+Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
+{
+    if (QFunnelLane *lane = QFunnelLane::cachedForCurrentThread(route->core); Q_LIKELY(lane))
+        return queueInLane(route, call, lane);
+    queueLookingUpLane(route, call);
 }
 
 } // namespace
