@@ -119,10 +119,8 @@ void tst_BenchPingPong::roundTrip()
                              Qt::QueuedConnection));
     QVERIFY(QObject::connect(&qt.ponger, &Ponger::pong, &qt.pinger, &Pinger::onPong,
                              Qt::QueuedConnection));
-    QVERIFY(QtFastConnect::connect(&funnel.pinger, &Pinger::ping, &funnel.ponger,
-                                   &Ponger::onPing));
-    QVERIFY(QtFastConnect::connect(&funnel.ponger, &Ponger::pong, &funnel.pinger,
-                                   &Pinger::onPong));
+    QVERIFY(QtFastConnect::connect(&funnel.pinger, &Pinger::ping, &funnel.ponger, &Ponger::onPing));
+    QVERIFY(QtFastConnect::connect(&funnel.ponger, &Ponger::pong, &funnel.pinger, &Pinger::onPong));
     thread.start();
 
     QTimer watchdog; // a lost ball fails the test instead of hanging it

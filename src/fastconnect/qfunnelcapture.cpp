@@ -32,11 +32,9 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 // compared, with a read-modify-write, which reads the newest value in the modification order;
 // and this exchange happens before that one, since the call reaches delivery through a
 // release (the inbox push) that the delivering thread acquires.
-constexpr int SpecialModes = int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
-
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    if (Q_UNLIKELY(route->mode & SpecialModes))
+    if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes))
         route->latest.exchange(call, std::memory_order_relaxed);
 }
 
@@ -109,8 +107,8 @@ Q_ALWAYS_INLINE void queueInLane(QFunnelRoute *route, QFunnelCall *call, QFunnel
         return rejectCall(route, call);
     if (Q_UNLIKELY(!QFunnelAdmission::takeReserved(lane->reservation())))
         return queueAfterRefill(route, call, lane);
-    if (Q_UNLIKELY(route->mode & SpecialModes) || Q_UNLIKELY(route->inbox->isCurrentThread())
-        || !lane->appendToOpenBatch(call)) {
+    if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes)
+        || Q_UNLIKELY(route->inbox->isCurrentThread()) || !lane->appendToOpenBatch(call)) {
         return queueAdmitted(route, call, lane);
     }
     checkStopAfterQueueing(c);

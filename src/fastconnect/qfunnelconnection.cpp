@@ -19,8 +19,7 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelRoute::QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept
-    : m_slot(slot), m_impl(impl)
+QFunnelRoute::QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept : m_slot(slot), m_impl(impl)
 {
     // A slot function built against an older qfastconnect_impl.h ignores Describe and leaves
     // the defaults: Run for every call.

@@ -99,6 +99,10 @@ public:
     QObject *sender = nullptr; // nullptr for invokes
     int signalIndex = -1;
     int mode = QtFastConnect::FunnelConnection; // ConnectionMode bits, validated
+    // The modes whose calls are delivered one at a time (QFunnelInbox::deliverSpecial()), after
+    // the capture noted each as its connection's latest.
+    static constexpr int SpecialModes =
+            int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
     qint64 rateLimitNs = 0; // RateLimitCalls: the interval
 
     // Written per call, on a cache line of their own (see above). CoalesceCalls: the newest

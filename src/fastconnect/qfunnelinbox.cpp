@@ -22,9 +22,6 @@ namespace QtFastConnectPrivate {
 
 namespace {
 
-// Connection options that take deliverSpecial()'s path.
-constexpr int SpecialModes = int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
-
 qint64 steadyNowNs()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -261,7 +258,8 @@ void QFunnelInbox::runPass(QObject *receiver)
         // further slot may start; and a slot may destroy the receiver or move it to another
         // thread.
         if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
-                       || d->threadData.loadRelaxed() != here || (route->mode & SpecialModes))) {
+                       || d->threadData.loadRelaxed() != here
+                       || (route->mode & QFunnelRoute::SpecialModes))) {
             m_first = c->next;
             const qsizetype n = deliverSpecial(c, receiver, here);
             if (n < 0)

@@ -78,7 +78,8 @@ public:
     // it used last; nullptr otherwise (no lane is created).
     static std::atomic<qsizetype> *cachedReservation(const QFunnelCore *core) noexcept
     {
-        return tlCachedCore == core && tlCachedLane ? &tlCachedLane->m_reserved : nullptr;
+        QFunnelLane *lane = cachedForCurrentThread(core);
+        return lane ? &lane->m_reserved : nullptr;
     }
     // The calling thread's lane for core (created on first use).
     static QFunnelLane *forCurrentThread(QFunnelCore *core)
