@@ -153,8 +153,8 @@ void QFunnelRelay::run()
         }
 
         // A batch still flowing stays open for another round; one quiet for
-        // QuietRoundsBeforeRelease rounds goes back to its producer; a full one (its producer moved on) or an abandoned one (its producer
-        // thread exited) is recycled.
+        // QuietRoundsBeforeRelease rounds goes back to its producer; a full one (its producer
+        // moved on) or an abandoned one (its producer thread exited) is recycled.
         auto retired = [&](HeldBatch &h) {
             switch (h.release(h.quietRounds < QuietRoundsBeforeRelease && !stopping)) {
             case QFunnelBatchCursor::Release::Free:
