@@ -253,8 +253,8 @@ inline void runRound(ProducerPool &pool, Receiver &receiver, quint64 callsEach)
 // returns the exit code; -1 for bad arguments.
 int deliverOnly(const char *pathArg, const char *callsArg);
 
-// --receiver-cost mode (receivercost.cpp): the main thread's CPU time per delivered call under a
-// flood; argv holds <calls> <repetitions> <producers> <path>...; -1 for bad arguments.
+// --receiver-cost mode (receivercost.cpp): the main thread's CPU time per delivered call while it
+// drains a backlog; argv holds <calls> <repetitions> <producers> <path>...; -1 for bad arguments.
 int receiverCost(int argc, char **argv);
 
 #endif // DELIVERYPATHS_H

@@ -19,8 +19,8 @@
 //                                              (paths: see PathTable)
 //   tst_bench_funnel --receiver-cost <calls> <repetitions> <producers> <path>...
 //                                              CPU time of the receiver (main) thread per
-//                                              delivered call under a flood, and the calls/s
-//                                              that makes its ceiling; for
+//                                              delivered call while it drains a backlog, and
+//                                              the calls/s that makes its ceiling; for
 //                                              callgrind-per-thread.sh (receivercost.cpp)
 //   QTFASTCONNECT_BENCH_CSV=<file>             also appends every result to <file> as CSV
 //                                              (benchmarks/shared/benchcsv.h)
