@@ -114,8 +114,8 @@ void tst_BadInput::receiverMovedMidFlood()
                                    [&, receiver](quint64 v) {
                                        if (QThread::currentThread() != receiver->thread())
                                            ++wrongThread;
-                                       ++calls;
                                        sum += v;
+                                       ++calls; // last: the test reads sum once it sees all
                                    }));
     std::thread emitter([&] {
         for (quint64 i = 1; i <= Count; ++i)

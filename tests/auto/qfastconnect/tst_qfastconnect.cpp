@@ -42,24 +42,25 @@ public:
     std::atomic<quint64> lastValue { 0 };
 
     QObject *currentSender() const { return sender(); }
+    // The call count last: a test that sees it sees what the slot recorded before it.
     void onPlain()
     {
-        ++calls;
         lastThread = QThread::currentThread();
         lastSender = sender();
         lastSignalIndex = senderSignalIndex();
+        ++calls;
     }
     void onCounted(const CountedValue &v)
     {
-        ++calls;
-        ++countedCalls;
         lastValue = v.value;
+        ++countedCalls;
+        ++calls;
     }
     void onCountedByValue(CountedValue v)
     {
-        ++calls;
-        ++countedCalls;
         lastValue = v.value;
+        ++countedCalls;
+        ++calls;
     }
 };
 
