@@ -189,8 +189,15 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
 {
     // Qt's own connect with our slot object (QObject::connect() would wrap a functor in one
     // whose Compare operation never matches): QObjectPrivate::connect() takes a method index.
-    return QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
-                                   Qt::ConnectionType(Qt::DirectConnection | type));
+    // The receiver stays Qt's receiver of the connection, so that QObject::disconnect() with
+    // the receiver and sender() behave as for a queued connection; its guard cuts the capture
+    // safely before ~QObject would (QFunnelReceiverGuard::receiverDestroyed()).
+    QMetaObject::Connection c = QObjectPrivate::connect(
+            sender, signal.methodIndex(), receiver, capture,
+            Qt::ConnectionType(Qt::DirectConnection | type));
+    if (c)
+        QFunnelReceiverGuard::addCapture(receiver, c);
+    return c;
 }
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:

@@ -8,8 +8,6 @@
 #include <QtCore/qmutex.h>
 #include <QtCore/private/qobject_p.h>
 
-#include <thread>
-
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -29,6 +27,42 @@ GuardRegistry &registry()
 }
 } // namespace
 
+// The guard's hook on its receiver's destroyed(): Qt's slot object of a direct connection, so
+// that it runs in the destroying thread before ~QObject tears down the receiver's connections.
+// Its own slot object rather than a lambda's, so that it knows when Qt destroys it unfired: a
+// disconnect of all the receiver's signals (receiver->disconnect(), a common idiom) cut it, and
+// the guard installs a new one (QFunnelReceiverGuard::hookLost()).
+class QFunnelDestroyedHook : public QtPrivate::QSlotObjectBase
+{
+public:
+    explicit QFunnelDestroyedHook(QFunnelReceiverGuard *guard)
+        : QSlotObjectBase(&impl), m_guard(guard)
+    {
+        m_guard->ref();
+    }
+
+private:
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **, bool *ret)
+    {
+        auto *that = static_cast<QFunnelDestroyedHook *>(self);
+        switch (which) {
+        case Call:
+            that->m_guard->receiverDestroyed();
+            break;
+        case Destroy:
+            that->m_guard->hookLost(); // nothing to do if the hook ran
+            that->m_guard->deref();
+            delete that;
+            break;
+        case Compare:
+            *ret = false; // no disconnect() by slot can name it
+            break;
+        }
+    }
+
+    QFunnelReceiverGuard *const m_guard; // holds a reference
+};
+
 QFunnelReceiverGuard::QFunnelReceiverGuard(QObject *receiver)
     : m_receiver(receiver), m_weak(receiver)
 {}
@@ -45,22 +79,49 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
     QMutexLocker locker(&reg.lock);
     QFunnelReceiverGuard *&slot = reg.guards[receiver];
     if (slot && slot->m_weak.isNull()) {
-        // A dead object's guard whose hook never ran (someone disconnected destroyed()): the
-        // address now belongs to a new object. The old guard keeps answering "dead".
+        // A dead object's guard whose hook never ran (it was lost while another thread emitted
+        // one of the receiver's signals, see hookLost()): the address now belongs to a new
+        // object. The old guard keeps answering "dead".
         slot->deref();
         slot = nullptr;
     }
     if (!slot) {
-        auto *guard = new QFunnelReceiverGuard(receiver);
-        slot = guard;
-        // Direct: destroyed() is emitted in whichever thread deletes the receiver, and the hook
-        // must run before the memory is freed.
-        QObject::connect(
-                receiver, &QObject::destroyed, receiver, [guard] { guard->receiverDestroyed(); },
-                Qt::DirectConnection);
+        slot = new QFunnelReceiverGuard(receiver);
+        slot->installHook(receiver);
     }
     slot->ref();
     return slot;
+}
+
+void QFunnelReceiverGuard::installHook(QObject *receiver)
+{
+    // Direct: destroyed() is emitted in whichever thread deletes the receiver, and the hook
+    // must run before ~QObject disconnects the captures and frees the memory.
+    static const int destroyedIndex = QObject::staticMetaObject.indexOfSignal("destroyed(QObject*)");
+    QObjectPrivate::connect(receiver, destroyedIndex, receiver, new QFunnelDestroyedHook(this),
+                            Qt::DirectConnection);
+}
+
+void QFunnelReceiverGuard::addCapture(const QObject *receiver,
+                                      const QMetaObject::Connection &capture)
+{
+    QFunnelReceiverGuard *guard;
+    {
+        GuardRegistry &reg = registry();
+        QMutexLocker locker(&reg.lock);
+        guard = reg.guards.value(receiver);
+        if (!guard)
+            return; // destroyed meanwhile: ~QObject cut the capture already
+        guard->ref();
+    }
+    {
+        std::lock_guard<std::mutex> locker(guard->m_lock);
+        // Captures cut since (disconnected, single-shot) go, so the list stays as long as the
+        // receiver's live connections.
+        guard->m_captures.removeIf([](const QMetaObject::Connection &c) { return !c; });
+        guard->m_captures.append(capture);
+    }
+    guard->deref();
 }
 
 bool QFunnelReceiverGuard::post(QEvent *event)
@@ -76,25 +137,73 @@ bool QFunnelReceiverGuard::post(QEvent *event)
     // and moves with it when it is moved to a thread.
     if (Q_LIKELY(alive))
         QCoreApplication::postEvent(r, event);
-    m_readers.fetch_sub(1, std::memory_order_release);
+    endRead();
     return alive;
+}
+
+void QFunnelReceiverGuard::endRead() noexcept
+{
+    // seq_cst, with receiverDestroyed()'s store of m_hookWaiting and load of m_readers: either
+    // the hook sees this reader gone, or this load sees the hook waiting and wakes it.
+    if (m_readers.fetch_sub(1, std::memory_order_seq_cst) == 1
+        && Q_UNLIKELY(m_hookWaiting.load(std::memory_order_seq_cst))) {
+        std::lock_guard<std::mutex> locker(m_lock); // orders the notify after the hook's wait
+        m_readersDone.notify_all();
+    }
 }
 
 void QFunnelReceiverGuard::receiverDestroyed()
 {
+    QObject *const receiver = m_receiver.load(std::memory_order_relaxed);
+    if (!receiver)
+        return; // a second hook (one re-installed while the lost one waited to be freed)
     {
         GuardRegistry &reg = registry();
         QMutexLocker locker(&reg.lock);
-        auto it = reg.guards.constFind(m_receiver.load(std::memory_order_relaxed));
+        auto it = reg.guards.constFind(receiver);
         if (it != reg.guards.cend() && it.value() == this)
             reg.guards.erase(it);
     }
+    // The captures go through Qt's disconnect, which leaves them to an emission running in
+    // another thread until it returns; ~QObject's own teardown would destroy them under it.
+    // Calls they make from now on are dropped: the receiver reads as dead below.
+    QList<QMetaObject::Connection> captures;
+    {
+        std::lock_guard<std::mutex> locker(m_lock);
+        captures.swap(m_captures);
+    }
+    for (const QMetaObject::Connection &c : std::as_const(captures))
+        QObject::disconnect(c);
+
     m_receiver.store(nullptr, std::memory_order_seq_cst);
     // A reader that got the receiver before the store is posting to it: the object must
-    // outlive that. A few hundred instructions, unless the reader was preempted in between.
-    while (m_readers.load(std::memory_order_seq_cst))
-        std::this_thread::yield();
+    // outlive that. Blocked, not spinning: the reader may be a preempted low-priority thread.
+    m_hookWaiting.store(true, std::memory_order_seq_cst);
+    if (m_readers.load(std::memory_order_seq_cst)) {
+        std::unique_lock<std::mutex> locker(m_lock);
+        m_readersDone.wait(locker,
+                           [this] { return m_readers.load(std::memory_order_seq_cst) == 0; });
+    }
     deref(); // the registry's reference
+}
+
+void QFunnelReceiverGuard::hookLost()
+{
+    // Relaxed: the hook's own thread wrote it, or the receiver is alive (see below).
+    QObject *const receiver = m_receiver.load(std::memory_order_relaxed);
+    if (!receiver)
+        return; // the hook ran
+    // Qt destroys a cut connection's slot object where the disconnect happened, or at the end
+    // of an emission of one of the receiver's signals that was running then: either way the
+    // receiver is alive (an object may not be deleted while it emits), unless this is its own
+    // ~QObject tearing down a lost hook that waited for that emission to end.
+    if (QObjectPrivate::get(receiver)->wasDeleted) {
+        // Late (the captures already went through ~QObject's teardown), but before the memory
+        // is freed: the handshake still holds for posts.
+        receiverDestroyed();
+        return;
+    }
+    installHook(receiver);
 }
 
 } // namespace QtFastConnectPrivate

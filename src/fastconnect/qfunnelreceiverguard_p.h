@@ -17,9 +17,13 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtCore/qatomic.h>
+#include <QtCore/qlist.h>
+#include <QtCore/qobjectdefs.h>
 #include <QtCore/qpointer.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 QT_BEGIN_NAMESPACE
 
@@ -29,14 +33,23 @@ namespace QtFastConnectPrivate {
 
 // Whether a receiver still exists, for threads that are not the receiver's, without racing its
 // destruction. One guard per receiver object, shared by all its funnel connections and inboxes.
-// ~QObject emits destroyed() before freeing the object; the guard's hook clears the receiver
-// there and then waits for the threads that may still be using it (a Dekker-style handshake:
-// no lock on the per-wake-up path).
+// ~QObject emits destroyed() before it tears down its connections and frees the object; the
+// guard's hook runs there, in the destroying thread, and
+//  - cuts the receiver's capture connections through QObject::disconnect(), which leaves an
+//    emission running in another thread a valid slot object (~QObject's own teardown of them
+//    does not: Qt's direct connections race with it);
+//  - clears the receiver and waits, blocked, for the threads that are posting to it right now
+//    (a Dekker-style handshake: no lock on the per-wake-up path).
+// The hook is re-installed when a disconnect of all the receiver's signals cuts it
+// (QFunnelDestroyedHook, in the .cpp).
 class QFunnelReceiverGuard
 {
 public:
     // Returns the guard of receiver with a reference for the caller; any thread.
     static QFunnelReceiverGuard *acquire(QObject *receiver);
+    // The capture of a funnel connection to receiver, installed on its signal: cut by the hook
+    // before ~QObject reaches it. Any thread; receiver must have a guard (acquire()).
+    static void addCapture(const QObject *receiver, const QMetaObject::Connection &capture);
 
     void ref() noexcept { m_ref.ref(); }
     void deref() noexcept;
@@ -68,16 +81,26 @@ public:
     }
 
 private:
+    friend class QFunnelDestroyedHook;
     explicit QFunnelReceiverGuard(QObject *receiver);
+    void installHook(QObject *receiver);
+    void hookLost();
     void receiverDestroyed();
+    void endRead() noexcept;
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
-    QPointer<QObject> m_weak; // second line: holds even if the hook was disconnected
+    QPointer<QObject> m_weak; // second line: holds even if the hook is lost
     QAtomicInt m_ref { 1 }; // the registry's reference
-    // post() calls using the receiver right now. On a cache line of its own: the posting
-    // thread writes it twice per wake-up, and the receiver's thread reads the two above at
-    // every delivery pass.
+    // The receiver's capture connections, cut by the hook; guarded by m_lock.
+    QList<QMetaObject::Connection> m_captures;
+    // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
+    std::mutex m_lock;
+    std::condition_variable m_readersDone; // the hook waits on it for m_readers to drain
+    // post() calls using the receiver right now, and whether the hook waits for them. On a
+    // cache line of their own: the posting thread writes it twice per wake-up, and the
+    // receiver's thread reads the fields above at every delivery pass.
     alignas(64) std::atomic<int> m_readers { 0 };
+    std::atomic<bool> m_hookWaiting { false };
 };
 
 } // namespace QtFastConnectPrivate

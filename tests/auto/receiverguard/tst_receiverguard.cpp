@@ -1,0 +1,267 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Receivers destroyed in their own thread while other threads keep emitting to them, without a
+// disconnect first: the everyday case of a window or model closed while a worker produces. Each
+// scenario runs with Qt::QueuedConnection too, the oracle: where Qt survives, so must the funnel.
+
+#include "eventloopthread.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qcoreapplication.h>
+#include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <atomic>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define QFC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QFC_SANITIZED 1
+#endif
+#endif
+
+namespace {
+
+#ifdef QFC_SANITIZED
+constexpr int Rounds = 300;
+#else
+constexpr int Rounds = 3000;
+#endif
+
+class Sender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(int v);
+};
+
+std::atomic<quint64> g_calls { 0 };
+
+class Receiver : public QObject
+{
+    Q_OBJECT
+public Q_SLOTS:
+    void onValue(int) { g_calls.fetch_add(1, std::memory_order_relaxed); }
+};
+
+// How the test connects the sender to a receiver: Qt's queued connection (the oracle), or one
+// of the funnel's forms.
+enum class Form { QtQueued, Typed, Functor, ByName };
+
+QMetaObject::Connection connectWith(Form form, Sender *s, Receiver *r)
+{
+    switch (form) {
+    case Form::QtQueued:
+        return QObject::connect(s, &Sender::value, r, &Receiver::onValue, Qt::QueuedConnection);
+    case Form::Typed:
+        return QtFastConnect::connect(s, &Sender::value, r, &Receiver::onValue);
+    case Form::Functor:
+        return QtFastConnect::connect(s, &Sender::value, r,
+                                      [](int) { g_calls.fetch_add(1, std::memory_order_relaxed); });
+    case Form::ByName:
+        return QtFastConnect::connect(s, SIGNAL(value(int)), r, SLOT(onValue(int)));
+    }
+    return {};
+}
+
+// A thread that emits s's signal until told to stop.
+class Emitter
+{
+public:
+    explicit Emitter(Sender *s) : m_sender(s)
+    {
+        m_thread = std::thread([this] { run(); });
+    }
+    ~Emitter() { stop(); }
+    void stop()
+    {
+        m_stop.store(true, std::memory_order_relaxed);
+        if (m_thread.joinable())
+            m_thread.join();
+    }
+    quint64 emitted() const { return m_emitted.load(std::memory_order_relaxed); }
+
+private:
+    void run()
+    {
+        while (!m_stop.load(std::memory_order_relaxed)) {
+            Q_EMIT m_sender->value(1);
+            m_emitted.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    Sender *const m_sender;
+    std::atomic<bool> m_stop { false };
+    std::atomic<quint64> m_emitted { 0 };
+    std::thread m_thread;
+};
+
+void busyWaitUs(int us)
+{
+    const QDeadlineTimer until { std::chrono::microseconds(us) };
+    while (!until.hasExpired()) {}
+}
+
+qint64 threadCpuNs()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Stalls a chosen thread inside QCoreApplication::postEvent(), as a preempted low-priority
+// producer would be: Qt asks compressEvent() while it posts to a receiver that already has
+// posted events.
+class StallingApplication : public QCoreApplication
+{
+public:
+    using QCoreApplication::QCoreApplication;
+    std::atomic<QObject *> stallReceiver { nullptr }; // the first post to it from another thread
+    std::atomic<bool> stalled { false };
+    std::atomic<int> stallMs { 0 };
+
+protected:
+    bool compressEvent(QEvent *event, QObject *receiver, QPostEventList *list) override
+    {
+        if (receiver == stallReceiver.load() && QThread::currentThread() != thread()
+            && !stalled.exchange(true)) {
+            QThread::msleep(stallMs.load());
+        }
+        return QCoreApplication::compressEvent(event, receiver, list);
+    }
+};
+
+} // namespace
+
+class tst_ReceiverGuard : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void receiverDeletedWhileEmitting_data();
+    void receiverDeletedWhileEmitting();
+    void disconnectAllThenDelete_data();
+    void disconnectAllThenDelete();
+    void guardWaitsBlocked();
+};
+
+void tst_ReceiverGuard::receiverDeletedWhileEmitting_data()
+{
+    QTest::addColumn<Form>("form");
+    QTest::newRow("qt-queued") << Form::QtQueued;
+    QTest::newRow("typed") << Form::Typed;
+    QTest::newRow("functor+context") << Form::Functor;
+    QTest::newRow("by name") << Form::ByName;
+}
+
+// Issue 21 (1): a receiver living in a worker thread is connected, and deleteLater()'d 200 µs
+// later without a disconnect, while a producer emits in a loop. The funnel's capture used to be
+// destroyed by ~QObject under the producer's emission (SIGSEGV within 1,000 rounds).
+void tst_ReceiverGuard::receiverDeletedWhileEmitting()
+{
+    QFETCH(Form, form);
+    EventLoopThread worker;
+    worker.start();
+    Sender sender;
+    g_calls.store(0);
+    Emitter emitter(&sender);
+    for (int round = 0; round < Rounds; ++round) {
+        auto *r = new Receiver;
+        r->moveToThread(&worker);
+        QVERIFY(connectWith(form, &sender, r));
+        busyWaitUs(200);
+        deleteLaterInItsThread(r);
+    }
+    emitter.stop();
+    QVERIFY(emitter.emitted() > 0);
+}
+
+void tst_ReceiverGuard::disconnectAllThenDelete_data()
+{
+    QTest::addColumn<Form>("form");
+    QTest::newRow("qt-queued") << Form::QtQueued;
+    QTest::newRow("typed") << Form::Typed;
+    QTest::newRow("functor+context") << Form::Functor;
+    QTest::newRow("by name") << Form::ByName;
+}
+
+// Issue 21 (7): receiver->disconnect() (all of the receiver's own signals, a common idiom before
+// a delete) also cut the guard's destroyed() hook. Receivers that did so and were then deleted
+// in their thread while producers emitted to them got posted wake-ups after they were freed.
+void tst_ReceiverGuard::disconnectAllThenDelete()
+{
+    QFETCH(Form, form);
+    EventLoopThread worker;
+    worker.start();
+    Sender sender;
+    g_calls.store(0);
+    Emitter emitter(&sender);
+    for (int round = 0; round < Rounds; ++round) {
+        auto *r = new Receiver;
+        r->moveToThread(&worker);
+        QVERIFY(connectWith(form, &sender, r));
+        busyWaitUs(100);
+        synchronizeWithItsThread(r);
+        // In the receiver's thread: disconnect all its signals, then delete it.
+        QMetaObject::invokeMethod(
+                r,
+                [r] {
+                    r->disconnect();
+                    delete r;
+                },
+                Qt::QueuedConnection);
+        busyWaitUs(100);
+    }
+    emitter.stop();
+    QVERIFY(emitter.emitted() > 0);
+}
+
+// Issue 21 (9): the destroying thread waits for a thread that is posting a wake-up to the
+// receiver right now. It used to spin (yield) for as long as that thread was preempted; now it
+// sleeps. Measured as CPU time, not wall time: 300 ms of stall must cost the destroying thread
+// almost none.
+void tst_ReceiverGuard::guardWaitsBlocked()
+{
+    auto *app = static_cast<StallingApplication *>(QCoreApplication::instance());
+    Sender sender;
+    auto *r = new Receiver; // in this thread, which does not run its events meanwhile
+    QVERIFY(QtFastConnect::connect(&sender, &Sender::value, r, &Receiver::onValue));
+    // compressEvent() is asked only when the receiver already has a posted event.
+    QCoreApplication::postEvent(r, new QEvent(QEvent::User));
+    app->stallMs.store(300);
+    app->stalled.store(false);
+    app->stallReceiver.store(r);
+    std::atomic<bool> done { false };
+    std::thread producer([&] {
+        Q_EMIT sender.value(1); // its wake-up's postEvent() stalls, here or in the relay
+        done.store(true);
+    });
+    const QDeadlineTimer deadline(20000);
+    while (!app->stalled.load() && !deadline.hasExpired())
+        QThread::yieldCurrentThread();
+    QVERIFY(app->stalled.load());
+    const qint64 cpuBefore = threadCpuNs();
+    delete r; // waits for the stalled producer to finish posting
+    const qint64 cpuSpent = threadCpuNs() - cpuBefore;
+    app->stallReceiver.store(nullptr);
+    producer.join();
+    QVERIFY(done.load());
+    QCoreApplication::sendPostedEvents(); // nothing is left for the dead receiver
+    QVERIFY2(cpuSpent < 100 * 1000 * 1000,
+             qPrintable(QStringLiteral("the destroying thread spent %1 ms of CPU waiting")
+                                .arg(cpuSpent / 1e6)));
+}
+
+int main(int argc, char **argv)
+{
+    StallingApplication app(argc, argv);
+    tst_ReceiverGuard tc;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&tc, argc, argv);
+}
+
+#include "tst_receiverguard.moc"
