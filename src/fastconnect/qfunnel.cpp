@@ -6,6 +6,10 @@
 #include "qfunnelcore_p.h"
 
 #include <QtCore/qcoreapplication.h>
+#include <QtCore/qlist.h>
+#include <QtCore/qmutex.h>
+
+#include <atomic>
 
 QT_BEGIN_NAMESPACE
 
@@ -91,12 +95,47 @@ QFunnel::QFunnel(QObject *parent) : QObject(*new QFunnelPrivate, parent) {}
 QFunnel::~QFunnel() = default;
 
 namespace {
-QFunnel *g_globalFunnel = nullptr;
+// The current application's global funnel. Replaced, not restarted, when a new QCoreApplication
+// is created after the previous one stopped it: a stopped core stays stopped (its routes and
+// pending calls are gone), and whoever still holds the old funnel gets failed connects, as
+// documented for a stopped funnel.
+std::atomic<QFunnel *> g_globalFunnel { nullptr };
+QBasicMutex g_globalFunnelLock;
+QList<QFunnel *> *g_retiredGlobalFunnels = nullptr; // never destroyed: another thread may use one
+
 void stopGlobalFunnel()
 {
-    QFunnelPrivate::get(g_globalFunnel)->core->stop();
+    if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire))
+        QFunnelPrivate::get(f)->core->stop();
+}
+
+// With g_globalFunnelLock held.
+QFunnel *newGlobalFunnel()
+{
+    auto *f = new QFunnel;
+    // Qt runs (and forgets) the post routines when the application is destroyed.
+    qAddPostRoutine(stopGlobalFunnel);
+    // release: pairs with globalInstance()'s acquire; the funnel is complete before it is seen.
+    g_globalFunnel.store(f, std::memory_order_release);
+    return f;
+}
+
+// Run by every QCoreApplication's constructor (a Qt pre-routine): the global funnel that the
+// previous application stopped when it was destroyed is replaced, so that a second application
+// in the process (a test runner, a plug-in host, a language binding) connects as the first did.
+void renewStoppedGlobalFunnel()
+{
+    QMutexLocker locker(&g_globalFunnelLock);
+    QFunnel *f = g_globalFunnel.load(std::memory_order_relaxed);
+    if (!f || !QFunnelPrivate::get(f)->core->isStopped())
+        return;
+    if (!g_retiredGlobalFunnels)
+        g_retiredGlobalFunnels = new QList<QFunnel *>;
+    g_retiredGlobalFunnels->append(f);
+    newGlobalFunnel();
 }
 } // namespace
+Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 
 /*!
     Returns the application-wide funnel, creating it on first use. Thread-safe.
@@ -104,16 +143,19 @@ void stopGlobalFunnel()
     It is stopped, and its relay thread joined, when the QCoreApplication is destroyed (a Qt
     post routine); calls pending then are never run, and their arguments are destroyed, as Qt
     does with queued calls pending at that point. Emissions after that are dropped and counted,
-    and new connections fail with a warning.
+    and new connections fail with a warning. A QCoreApplication created after that gets a new
+    global funnel, with the default settings; connections made through the stopped one stay
+    stopped.
 */
 QFunnel *QFunnel::globalInstance()
 {
-    static QFunnel *instance = [] {
-        g_globalFunnel = new QFunnel;
-        qAddPostRoutine(stopGlobalFunnel);
-        return g_globalFunnel;
-    }();
-    return instance;
+    // acquire: pairs with newGlobalFunnel()'s release.
+    if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire); Q_LIKELY(f))
+        return f;
+    QMutexLocker locker(&g_globalFunnelLock);
+    if (QFunnel *f = g_globalFunnel.load(std::memory_order_relaxed))
+        return f;
+    return newGlobalFunnel();
 }
 
 /*!
