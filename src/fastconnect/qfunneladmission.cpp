@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunneladmission_p.h"
+#include "qfunnelinboxregistry_p.h"
 
 #include <QtCore/qdeadlinetimer.h>
 
@@ -12,7 +13,10 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped) : m_stopped(stopped) {}
+QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped,
+                                   QFunnelInboxRegistry &inboxes)
+    : m_stopped(stopped), m_inboxes(inboxes)
+{}
 
 void QFunnelAdmission::setCapacity(qsizetype calls)
 {
@@ -95,8 +99,9 @@ bool QFunnelAdmission::refillCredit(Reservation &r)
     if (takeChunk(r) || (reclaimReservations() && takeChunk(r)))
         return true;
 
-    // Full. A thread that receives from this funnel must not wait for room: the calls that
-    // would make room may be waiting for this very thread. It goes over capacity, counted.
+    // Full. A thread that receives from any funnel must not wait for room: the calls that
+    // would make room may be waiting for this very thread, directly or through a reply that
+    // another funnel carries. It goes over capacity, counted.
     if (isReceiverThread(QThread::currentThread())) {
         noteDepth(cap - m_credits.fetch_sub(1, std::memory_order_relaxed) + 1);
         m_overCapacity.fetch_add(1, std::memory_order_relaxed);
@@ -152,19 +157,24 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
         // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
         if (reclaimReservations())
             continue;
+        // A receiver whose thread has finished or stalled may hold the room: its calls stop
+        // counting against the capacity. Not under m_waitLock: giving credits back takes it.
+        locker.unlock();
+        const bool released = m_inboxes.releaseStalled() > 0;
+        locker.lock();
+        if (released)
+            continue;
         if (deadline.hasExpired())
             break; // the caller drops this call and counts it
-        // Woken by releaseCredits() when room is made; the timeout only serves the deadline and
-        // the one stall warning. (A Forever deadline's remainingTime() is -1: not a timeout.)
-        if (deadline.isForever() && warned) {
-            m_roomAvailable.wait(locker);
-        } else {
-            qint64 waitMs = warned ? deadline.remainingTime() : warnAt.remainingTime();
-            if (!deadline.isForever())
-                waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
-            m_roomAvailable.wait_for(locker,
-                                     std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
-        }
+        // Woken by releaseCredits() when room is made; the timeout serves the deadline, the one
+        // stall warning and the next look for stalled receivers. (A Forever deadline's
+        // remainingTime() is -1: not a timeout.)
+        qint64 waitMs = StallCheckMs;
+        if (!warned)
+            waitMs = std::min<qint64>(waitMs, warnAt.remainingTime());
+        if (!deadline.isForever())
+            waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
+        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
         if (!warned && warnAt.hasExpired()) {
             // Not an error by itself (a receiver may just be slow), but the classic deadlock
             // of a bounded queue: the receiver thread waiting for this producer.
@@ -243,22 +253,42 @@ void QFunnelAdmission::wakeBlockedProducers()
     m_roomAvailable.notify_all();
 }
 
+namespace {
+// The threads that receive from any funnel. One set for the process, not one per funnel: a
+// thread waiting for room in one funnel may hold up the calls that would make that room while
+// it receives from another (requests through one funnel, replies through a second one). Held as
+// QPointers: a deleted QThread's address reused by a new one never matches.
+struct ReceiverThreads
+{
+    QMutex lock;
+    QList<QPointer<QThread>> threads; // guarded by lock
+};
+ReceiverThreads &receiverThreads()
+{
+    // Never destroyed: producers may still emit while static destructors run.
+    static ReceiverThreads *t = new ReceiverThreads;
+    return *t;
+}
+} // namespace
+
 void QFunnelAdmission::addReceiverThread(QThread *thread)
 {
-    QMutexLocker locker(&m_threadsLock);
-    m_receiverThreads.removeIf([](const QPointer<QThread> &t) { return t.isNull(); });
-    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
-        if (t.data() == thread)
+    ReceiverThreads &t = receiverThreads();
+    QMutexLocker locker(&t.lock);
+    t.threads.removeIf([](const QPointer<QThread> &p) { return p.isNull(); });
+    for (const QPointer<QThread> &p : std::as_const(t.threads)) {
+        if (p.data() == thread)
             return;
     }
-    m_receiverThreads.append(thread);
+    t.threads.append(thread);
 }
 
 bool QFunnelAdmission::isReceiverThread(QThread *thread)
 {
-    QMutexLocker locker(&m_threadsLock);
-    for (const QPointer<QThread> &t : std::as_const(m_receiverThreads)) {
-        if (t.data() == thread)
+    ReceiverThreads &t = receiverThreads();
+    QMutexLocker locker(&t.lock);
+    for (const QPointer<QThread> &p : std::as_const(t.threads)) {
+        if (p.data() == thread)
             return true;
     }
     return false;

@@ -30,6 +30,8 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+class QFunnelInboxRegistry;
+
 // Admission: the funnel's capacity as credits, and what a producer does when none is left
 // (QFunnel::OverflowPolicy). A call holds one credit from capture until it ran or was dropped.
 // Producers block without credit (backpressure); threads that receive from the funnel never do.
@@ -40,8 +42,13 @@ public:
     // A producer blocked this long on a full funnel prints one warning.
     static constexpr int StallWarningMs = 5000;
 
-    // stopped: the funnel's stop flag; a waiting producer gives up once it is set.
-    explicit QFunnelAdmission(const std::atomic<bool> &stopped);
+    // How often a producer waiting for room looks for stalled receivers holding it
+    // (QFunnelInbox::releaseIfStalled()).
+    static constexpr int StallCheckMs = 100;
+
+    // stopped: the funnel's stop flag; a waiting producer gives up once it is set. inboxes:
+    // the funnel's receivers, which a waiting producer checks for stalled ones.
+    QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelInboxRegistry &inboxes);
 
     qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
     // The most credits a thread reserves at a time: 1/64 of the capacity, at most 64, so that
@@ -81,11 +88,10 @@ public:
     // Releases every blocked producer (the funnel stopped, or a setting changed).
     void wakeBlockedProducers();
 
-    // Threads that receiver objects of the funnel live in (at connect time, or at a delivery
-    // pass): they are admitted over capacity instead of blocking. Held as QPointers: a deleted
-    // QThread's address reused by a new one never matches.
-    void addReceiverThread(QThread *thread);
-    bool isReceiverThread(QThread *thread);
+    // Threads that receiver objects of any funnel live in (at connect time, or at a delivery
+    // pass): they are admitted over capacity instead of blocking. One set for the process.
+    static void addReceiverThread(QThread *thread);
+    static bool isReceiverThread(QThread *thread);
 
     QFunnel::OverflowPolicy policy() const noexcept
     {
@@ -112,6 +118,11 @@ public:
     {
         return m_overCapacity.load(std::memory_order_relaxed);
     }
+    // Calls that no longer count against the capacity: a stalled receiver's.
+    void countOverCapacity(quint64 n) noexcept
+    {
+        m_overCapacity.fetch_add(n, std::memory_order_relaxed);
+    }
 
 private:
     bool takeChunk(Reservation &r, qsizetype *left = nullptr);
@@ -121,6 +132,7 @@ private:
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
 
     const std::atomic<bool> &m_stopped;
+    QFunnelInboxRegistry &m_inboxes;
     std::atomic<qsizetype> m_capacity { QFunnel::DefaultCapacity };
     alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
     alignas(64) std::atomic<int> m_waiters { 0 };
@@ -129,9 +141,6 @@ private:
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_waitLock;
     std::condition_variable m_roomAvailable;
-
-    QMutex m_threadsLock;
-    QList<QPointer<QThread>> m_receiverThreads; // guarded by m_threadsLock
 
     std::atomic<int> m_policy { int(QFunnel::OverflowPolicy::Block) };
     std::atomic<int> m_blockTimeoutMs { -1 };

@@ -48,26 +48,10 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
         return false;
     }
     QObject *r = const_cast<QObject *>(receiver);
-    // The receiver's thread data, read under its posted-event lock: the receiver's own thread
-    // may move it to another thread meanwhile (and that could free the old data).
-    QThread *thread = nullptr;
-    bool running = false;
-    Qt::HANDLE threadId = nullptr;
-    // The lock QObject::moveToThread() holds while it swaps the data, taken the way
-    // QCoreApplication::postEvent() takes it: lock the data read, retry if it changed
-    // meanwhile. (Not Qt's own locker: it locks inside Qt, where ThreadSanitizer cannot see it.)
-    for (;;) {
-        QThreadData *td = QObjectPrivate::get(r)->threadData.loadAcquire();
-        if (!td)
-            break; // being destroyed
-        QMutexLocker locker(&td->postEventList.mutex);
-        if (td != QObjectPrivate::get(r)->threadData.loadAcquire())
-            continue;
-        thread = td->thread.loadAcquire();
-        running = td->eventDispatcher.loadAcquire() != nullptr;
-        threadId = td->threadId.loadRelaxed();
-        break;
-    }
+    const QFunnelThreadState state = QFunnelThreadState::of(r);
+    QThread *const thread = state.thread;
+    const bool running = state.running;
+    const Qt::HANDLE threadId = state.threadId;
     if (!thread) {
         qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls", where,
                  static_cast<const void *>(receiver));

@@ -89,8 +89,8 @@ private:
     std::atomic<quint64> m_emittedWithoutLane { 0 };
     std::atomic<quint64> m_dropped { 0 };
 
-    QFunnelAdmission m_admission { m_stopped };
     QFunnelInboxRegistry m_inboxes;
+    QFunnelAdmission m_admission { m_stopped, m_inboxes };
     QFunnelQueue m_queue;
     QFunnelRelay m_relay { m_queue };
 };

@@ -159,7 +159,13 @@ void QFunnelInbox::wake(QObject *receiver)
     m_wakePending.store(false, std::memory_order_seq_cst);
     const Qt::HANDLE self = QThread::currentThreadId();
     if (m_passOwner.load(std::memory_order_relaxed) == self) {
-        runPass(receiver); // nested: a slot of the outer pass runs an event loop
+        // Nested: a slot of the outer pass runs an event loop (a dialog's exec(), a QEventLoop).
+        // The outer pass settles only when that slot returns, which may be long after: what
+        // this pass leaves, out of budget, or what was pushed meanwhile gets its own wake-up
+        // now, so the nested loop runs it, as it runs Qt's queued calls.
+        runPass(receiver);
+        if (m_first || !isIdle())
+            requestWake();
         return;
     }
     // Taken by another thread only while it finishes a pass of the receiver's old thread or
@@ -180,9 +186,21 @@ void QFunnelInbox::wake(QObject *receiver)
 void QFunnelInbox::wakeDiscarded()
 {
     m_wakePending.store(false, std::memory_order_seq_cst);
-    // No new wake-up from here: Qt may be deleting this event under its posted-event lock.
-    // A live receiver's calls wait for the next push; a dead one's are dropped now.
-    dropWhileUndeliverable();
+    // The calls this wake-up stood for are cancelled, as Qt cancels a queued call whose
+    // meta-call event is removed unsent (removePostedEvents()) or swallowed by an event filter
+    // or an event() override: dropped and counted as discarded, so that a receiver that never
+    // lets its calls run does not hold the funnel's capacity. Calls pushed from now on post a
+    // new wake-up. Qt deletes posted events after it unlocks its posted-event lock
+    // (removePostedEvents(), sendPostedEvents(), ~QThreadData), so settling may post one.
+    ref(); // dropping the last call may release the last route referencing this
+    if (m_passLock.tryLock()) {
+        dropAll(Drop::Dead);
+        m_passLock.unlock();
+        if (m_guard->isAlive())
+            settle(); // a wake-up that found the lock taken meanwhile left its calls to us
+    }
+    dropWhileUndeliverable(); // what was pushed meanwhile, if the receiver is dead
+    deref();
 }
 
 void QFunnelInbox::dropPendingOnStop()
@@ -238,6 +256,7 @@ void QFunnelInbox::runPass(QObject *receiver)
         m_registeredThread = here;
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
     }
+    noteDeliveryPass();
     // A pass delivers what was queued when it started (a slot that emits again is served by
     // the next pass), within a budget; then it yields to the event loop.
     takeAll();
@@ -276,7 +295,7 @@ void QFunnelInbox::runPass(QObject *receiver)
             nextCheck = count < CheckEvery ? 2 * count : count + CheckEvery;
             // Room for blocked producers as calls run, not in one burst at the end.
             if (settled >= CreditReturnCalls) {
-                core->admission().releaseCredits(settled);
+                core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
             if (count >= PassBudgetCalls
@@ -289,7 +308,7 @@ void QFunnelInbox::runPass(QObject *receiver)
                 evictOldest();
         }
     }
-    core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), settled);
+    core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), creditsOf(settled));
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())
@@ -503,10 +522,17 @@ void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
 
 void QFunnelInbox::parkedTimerLost()
 {
-    // The next park arms a new timer; a dead receiver's parked calls are dropped now (nothing
-    // else would: no wake-up may be pending for them).
+    // The next park arms a new timer. A dead receiver's parked calls are dropped now (nothing
+    // else would: no wake-up may be pending for them). A live one's timer went with the thread
+    // it was armed in (Qt parents a single-shot timer to that thread's event dispatcher, which
+    // the thread deletes when it finishes): the receiver was moved to another thread since, or
+    // its thread finished. A wake-up follows the receiver wherever it lives now, and the pass
+    // there parks what is not due yet again, with a timer of that thread.
     m_timerArmed.store(false, std::memory_order_relaxed);
-    dropWhileUndeliverable();
+    if (m_guard->isAlive())
+        requestWake();
+    else
+        dropWhileUndeliverable();
 }
 
 void QFunnelInbox::parkedCallsDue()
@@ -534,6 +560,9 @@ void QFunnelInbox::unpark()
 // waiting for this receiver make room for the newer ones their producers were admitted with.
 void QFunnelInbox::evictOldest()
 {
+    // A stalled receiver's calls hold no credit, so evicting one makes no room.
+    if (m_creditFree.load(std::memory_order_relaxed))
+        return;
     while (m_first && m_core->admission().tryEvictOne()) {
         QFunnelCall *c = m_first;
         m_first = c->next;
@@ -555,7 +584,7 @@ void QFunnelInbox::dropAll(Drop why)
     if (!n)
         return;
     count(why, quint64(n));
-    m_core->admission().releaseCredits(n);
+    m_core->admission().releaseCredits(creditsOf(n));
 }
 
 // With m_passLock held. The caller returns the call's credit (except for an evicted call,

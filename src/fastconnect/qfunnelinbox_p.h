@@ -78,6 +78,11 @@ public:
     // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
     void push(QFunnelCall *top, QFunnelCall *bottom)
     {
+        // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
+        // credits back, marked before they are published, so that no pass finishes them first.
+        const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
+                ? markCreditFree(top, bottom)
+                : 0;
         // Once published, the calls (and the routes that keep this inbox alive) may be
         // delivered and freed before push() returns: hold a reference until it has.
         ref();
@@ -92,8 +97,20 @@ public:
         // (and a new wake-up is posted), or that handler's pass finds these calls.
         if (!m_wakePending.load(std::memory_order_seq_cst))
             requestWake();
+        if (Q_UNLIKELY(freed))
+            releaseCreditFree(freed);
         deref();
     }
+
+    // A producer waits for room (any thread): if this receiver's thread has not handled the
+    // wake-up posted for its calls for StalledMs (blocked, or its event filter swallows it), or
+    // for QFunnelAdmission::StallCheckMs while it has no event loop (finished, not started),
+    // its pending calls stop counting
+    // against the capacity, and so do the calls pushed for it until its thread runs a pass
+    // again, as Qt's queued calls wait for a thread that may start again. Returns the credits
+    // given back.
+    static constexpr qint64 StalledMs = 1000;
+    qsizetype releaseIfStalled(qint64 nowMs);
 
     // True when the calling thread is the one the receiver lived in at its last delivery pass
     // (or at connect time): a hint for the capture's "the receiver's own thread" path, read
@@ -130,6 +147,17 @@ private:
     enum class Drop { Stopped, Evicted, Dead };
     void requestWake();
     void settle();
+    qsizetype markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept;
+    void releaseCreditFree(qsizetype n);
+    // Of n calls that finished here (ran or were dropped), how many give a credit back: all,
+    // unless some of this inbox's calls hold none (releaseIfStalled()).
+    qsizetype creditsOf(qsizetype n) noexcept
+    {
+        return Q_LIKELY(m_creditFree.load(std::memory_order_relaxed) == 0) ? n
+                                                                            : creditsOfSlow(n);
+    }
+    qsizetype creditsOfSlow(qsizetype n) noexcept;
+    void noteDeliveryPass() noexcept;
     bool hasPushesAfterUnlock() noexcept;
     void dropWhileUndeliverable();
     void runPass(QObject *receiver);
@@ -186,6 +214,21 @@ private:
     QFunnelReceiverGuard *const m_guard;
     std::atomic<Qt::HANDLE> m_threadId;
     QThreadData *m_registeredThread = nullptr; // pass lock holder only; see runPass()
+
+    // A stalled receiver's inbox (releaseIfStalled()): set by a producer waiting for room,
+    // cleared by the next pass. Relaxed: a stale read only leaves a call holding its credit,
+    // which the next check gives back, or gives one back that a pass then returns as usual.
+    std::atomic<bool> m_detached { false };
+    // How many of the calls pending here hold no credit: the next that many calls to finish
+    // return none, so that every call returns exactly one credit overall. Added to before those
+    // calls are published (the push's release orders it for the pass that takes them).
+    std::atomic<qsizetype> m_creditFree { 0 };
+    // Passes started (single writer, the pass lock's holder), and what the stall check last saw
+    // of them and when (pass lock holder).
+    std::atomic<quint32> m_passes { 0 };
+    quint32 m_stallSeenPasses = 0;
+    qint64 m_stallSeenAtMs = 0;
+    bool m_warnedStalled = false; // pass lock holder
 
     std::atomic<quint64> m_delivered { 0 };
     std::atomic<quint64> m_discarded { 0 };

@@ -33,23 +33,41 @@ void QFunnelInboxRegistry::forget(QFunnelInbox *inbox)
     m_retired.coalesced += inbox->coalescedCalls();
 }
 
+QList<QFunnelInbox *> QFunnelInboxRegistry::referencedInboxes()
+{
+    QList<QFunnelInbox *> inboxes;
+    QMutexLocker locker(&m_lock);
+    inboxes.reserve(m_inboxes.size());
+    for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+        if (inbox->tryRef())
+            inboxes.append(inbox);
+    }
+    return inboxes;
+}
+
 void QFunnelInboxRegistry::dropAllPending()
 {
     // Dropping runs argument and functor destructors (user code, which may connect): not
     // under the lock. The references keep the copied inboxes alive meanwhile.
-    QList<QFunnelInbox *> inboxes;
-    {
-        QMutexLocker locker(&m_lock);
-        inboxes.reserve(m_inboxes.size());
-        for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
-            if (inbox->tryRef())
-                inboxes.append(inbox);
-        }
-    }
-    for (QFunnelInbox *inbox : std::as_const(inboxes)) {
+    const QList<QFunnelInbox *> inboxes = referencedInboxes();
+    for (QFunnelInbox *inbox : inboxes) {
         inbox->dropPendingOnStop();
         inbox->deref();
     }
+}
+
+qsizetype QFunnelInboxRegistry::releaseStalled()
+{
+    // Not under the lock either: a check may settle a wake-up, and releasing the last reference
+    // on an inbox takes the lock (forget()).
+    const QList<QFunnelInbox *> inboxes = referencedInboxes();
+    const qint64 nowMs = m_clock.elapsed();
+    qsizetype released = 0;
+    for (QFunnelInbox *inbox : inboxes) {
+        released += inbox->releaseIfStalled(nowMs);
+        inbox->deref();
+    }
+    return released;
 }
 
 QFunnelInboxRegistry::Totals QFunnelInboxRegistry::totals()

@@ -16,7 +16,9 @@
 //
 
 #include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qelapsedtimer.h>
 #include <QtCore/qhash.h>
+#include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
 
 QT_BEGIN_NAMESPACE
@@ -43,6 +45,9 @@ public:
     void forget(QFunnelInbox *inbox);
     // The funnel stopped: every inbox drops what it holds (QFunnelInbox::dropPendingOnStop()).
     void dropAllPending();
+    // A producer waits for room: every stalled receiver's calls stop counting against the
+    // capacity (QFunnelInbox::releaseIfStalled()). Returns the credits given back.
+    qsizetype releaseStalled();
 
     struct Totals
     {
@@ -51,6 +56,13 @@ public:
     Totals totals();
 
 private:
+    QList<QFunnelInbox *> referencedInboxes();
+
+    const QElapsedTimer m_clock = [] {
+        QElapsedTimer t;
+        t.start();
+        return t;
+    }(); // the stall checks' clock (QFunnelInbox::releaseIfStalled())
     QMutex m_lock;
     QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes; // guarded by m_lock
     Totals m_retired; // guarded by m_lock

@@ -7,6 +7,7 @@
 #include <QtCore/qhash.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/private/qobject_p.h>
+#include <QtCore/private/qthread_p.h>
 
 QT_BEGIN_NAMESPACE
 
@@ -62,6 +63,28 @@ private:
 
     QFunnelReceiverGuard *const m_guard; // holds a reference
 };
+
+QFunnelThreadState QFunnelThreadState::of(QObject *object)
+{
+    QFunnelThreadState state;
+    // The object's thread data, read under its posted-event lock: the object's own thread may
+    // move it to another thread meanwhile (and that could free the old data). The lock
+    // QObject::moveToThread() holds while it swaps the data, taken the way
+    // QCoreApplication::postEvent() takes it: lock the data read, retry if it changed
+    // meanwhile. (Not Qt's own locker: it locks inside Qt, where ThreadSanitizer cannot see it.)
+    for (;;) {
+        QThreadData *td = QObjectPrivate::get(object)->threadData.loadAcquire();
+        if (!td)
+            return state; // being destroyed
+        QMutexLocker locker(&td->postEventList.mutex);
+        if (td != QObjectPrivate::get(object)->threadData.loadAcquire())
+            continue;
+        state.thread = td->thread.loadAcquire();
+        state.running = td->eventDispatcher.loadAcquire() != nullptr;
+        state.threadId = td->threadId.loadRelaxed();
+        return state;
+    }
+}
 
 QFunnelReceiverGuard::QFunnelReceiverGuard(QObject *receiver)
     : m_receiver(receiver), m_weak(receiver)
@@ -139,6 +162,18 @@ bool QFunnelReceiverGuard::post(QEvent *event)
         QCoreApplication::postEvent(r, event);
     endRead();
     return alive;
+}
+
+QFunnelThreadState QFunnelReceiverGuard::receiverThread()
+{
+    // The same handshake as post(): the hook waits for this reader before the receiver goes.
+    m_readers.fetch_add(1, std::memory_order_seq_cst);
+    QObject *r = m_receiver.load(std::memory_order_seq_cst);
+    QFunnelThreadState state;
+    if (r && !m_weak.isNull())
+        state = QFunnelThreadState::of(r);
+    endRead();
+    return state;
 }
 
 void QFunnelReceiverGuard::endRead() noexcept

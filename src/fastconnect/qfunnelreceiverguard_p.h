@@ -28,8 +28,20 @@
 QT_BEGIN_NAMESPACE
 
 class QEvent;
+class QThread;
 
 namespace QtFastConnectPrivate {
+
+// The thread an object lives in, read safely while that thread may move it elsewhere: any
+// thread, as long as the object is not being destroyed concurrently. running: the thread has
+// an event dispatcher (it has started and not finished).
+struct QFunnelThreadState
+{
+    QThread *thread = nullptr;
+    Qt::HANDLE threadId = nullptr;
+    bool running = false;
+    static QFunnelThreadState of(QObject *object);
+};
 
 // Whether a receiver still exists, for threads that are not the receiver's, without racing its
 // destruction. One guard per receiver object, shared by all its funnel connections and inboxes.
@@ -71,6 +83,10 @@ public:
     {
         return m_receiver.load(std::memory_order_seq_cst) && !m_weak.isNull();
     }
+
+    // The receiver's thread, read with the receiver held alive as post() holds it; any thread.
+    // A destroyed receiver's has no thread.
+    QFunnelThreadState receiverThread();
 
     // Whether receiver is this guard's receiver and alive, reading no receiver memory; any
     // thread. Exact unless the receiver is being destroyed concurrently (then either answer may

@@ -13,6 +13,7 @@
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
 #include <QtCore/qfile.h>
+#include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
@@ -287,7 +288,8 @@ static qint64 voluntarySwitches(long tid)
 #endif
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
-// is made: it used to wake every millisecond.
+// is made: it used to wake every millisecond. (It looks for stalled receivers every
+// QFunnelAdmission::StallCheckMs, 100 ms; a receiver whose slot is running is not stalled.)
 void tst_DropIn::blockedProducerSleeps()
 {
 #ifndef Q_OS_LINUX
@@ -296,10 +298,20 @@ void tst_DropIn::blockedProducerSleeps()
     QFunnel funnel;
     funnel.setCapacity(1);
     Sender s;
-    QThread receiverThread; // started only at the end: nothing makes room before that
+    EventLoopThread receiverThread;
+    receiverThread.start();
     Receiver r;
     r.moveToThread(&receiverThread);
-    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, &Receiver::onValue));
+    // The first call's slot holds the receiver's thread until the end: nothing makes room.
+    QSemaphore entered;
+    QSemaphore gate;
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, &r, [&](int v) {
+        if (v == 1) {
+            entered.release();
+            gate.acquire();
+        }
+        r.onValue(v);
+    }));
 
     std::atomic<long> tid { 0 };
     std::thread producer([&] {
@@ -307,7 +319,11 @@ void tst_DropIn::blockedProducerSleeps()
         Q_EMIT s.value(1); // takes the only credit
         Q_EMIT s.value(2); // blocks
     });
-    QTRY_VERIFY(tid.load() != 0);
+    auto release = qScopeGuard([&] {
+        gate.release();
+        producer.join();
+    });
+    QVERIFY(entered.tryAcquire(1, 20000));
     QTest::qSleep(200); // well inside the wait by now
     const qint64 before = voluntarySwitches(tid);
     QVERIFY(before >= 0);
@@ -316,12 +332,11 @@ void tst_DropIn::blockedProducerSleeps()
     qInfo("blocked producer: %lld wake-ups in 1 s", static_cast<long long>(wakeUps));
     QVERIFY2(wakeUps < 20, QByteArray::number(wakeUps).constData());
 
-    receiverThread.start();
+    release.dismiss();
+    gate.release();
     producer.join();
     QTRY_COMPARE(r.calls.load(), 2);
     QCOMPARE(r.lastValue.load(), 2);
-    receiverThread.quit();
-    receiverThread.wait();
 #endif
 }
 

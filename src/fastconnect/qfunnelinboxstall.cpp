@@ -1,0 +1,124 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Delivery stage, stalled receivers: a receiver whose thread does not run its events (it has
+// finished, not started yet, or is blocked) must not hold the capacity that every other
+// receiver of the funnel needs. Qt's queued calls wait in such a thread's posted-event list,
+// unbounded, for a thread that may start again; the funnel's calls do the same, outside its
+// capacity, once a producer waiting for room finds the receiver stalled.
+
+#include "qfunnelinbox_p.h"
+#include "qfunnelcore_p.h"
+#include "qfunnelreceiverguard_p.h"
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+namespace {
+qsizetype chainLength(const QFunnelCall *c) noexcept
+{
+    qsizetype n = 0;
+    for (; c; c = c->next)
+        ++n;
+    return n;
+}
+} // namespace
+
+// With m_passLock held, at the start of every pass: the receiver's thread runs its events, so
+// its calls hold capacity again.
+void QFunnelInbox::noteDeliveryPass() noexcept
+{
+    m_passes.store(m_passes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (Q_UNLIKELY(m_detached.load(std::memory_order_relaxed)))
+        m_detached.store(false, std::memory_order_relaxed);
+}
+
+qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
+{
+    // Only a receiver whose wake-up waits to be handled can be stalled; the flag is a hint
+    // here (the pass lock below orders what matters).
+    if (m_detached.load(std::memory_order_relaxed)
+        || !m_wakePending.load(std::memory_order_relaxed)) {
+        return 0;
+    }
+    if (!m_passLock.tryLock())
+        return 0; // a pass is running: not stalled
+    qsizetype released = 0;
+    const quint32 passes = m_passes.load(std::memory_order_relaxed);
+    if (passes != m_stallSeenPasses || !m_stallSeenAtMs) {
+        m_stallSeenPasses = passes;
+        m_stallSeenAtMs = nowMs;
+    }
+    takeAll();
+    // Calls wait for a wake-up that was posted and not handled.
+    if ((m_first || m_parked) && m_wakePending.load(std::memory_order_seq_cst)) {
+        const QFunnelThreadState thread = m_guard->receiverThread();
+        // A thread without an event dispatcher has finished, or has not started yet (or is
+        // starting right now: hence a short grace too).
+        const qint64 grace = thread.running ? StalledMs : QFunnelAdmission::StallCheckMs;
+        const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
+        if (stalled) {
+            const qsizetype pending = chainLength(m_first) + chainLength(m_parked);
+            // Free calls may be counted before they are pushed (see push()): never count
+            // more free calls than there will be.
+            const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
+            released = qMax<qsizetype>(pending - free, 0);
+            m_creditFree.fetch_add(released, std::memory_order_relaxed);
+            m_detached.store(true, std::memory_order_relaxed);
+            if (!m_warnedStalled) {
+                m_warnedStalled = true;
+                qWarning("QFunnel: a receiver's thread (QThread %p) %s; its %lld pending calls, "
+                         "and those that follow until its event loop runs again, no longer count "
+                         "against the funnel's capacity",
+                         static_cast<const void *>(thread.thread),
+                         thread.running ? "has not run its events for a second"
+                                        : "has finished or not started",
+                         static_cast<long long>(pending));
+            }
+        }
+    }
+    // What this left in m_first: a wake-up handled meanwhile found the lock taken and left
+    // the calls to this thread (see wake()).
+    const bool leftover = m_first || m_parked;
+    m_passLock.unlock();
+    if (released)
+        releaseCreditFree(released);
+    if (leftover)
+        requestWake();
+    else
+        settle();
+    return released;
+}
+
+// Before a push into a stalled receiver's inbox: its calls hold no credit.
+qsizetype QFunnelInbox::markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept
+{
+    qsizetype n = 1;
+    for (const QFunnelCall *c = top; c != bottom; c = c->next)
+        ++n;
+    // Relaxed: the push's release publishes it with the calls.
+    m_creditFree.fetch_add(n, std::memory_order_relaxed);
+    return n;
+}
+
+void QFunnelInbox::releaseCreditFree(qsizetype n)
+{
+    m_core->admission().countOverCapacity(quint64(n));
+    m_core->admission().releaseCredits(n);
+}
+
+qsizetype QFunnelInbox::creditsOfSlow(qsizetype n) noexcept
+{
+    // Relaxed: a count, ordered for the pass by the push that published the calls.
+    qsizetype free = m_creditFree.load(std::memory_order_relaxed);
+    qsizetype take;
+    do {
+        take = qMin(free, n);
+    } while (!m_creditFree.compare_exchange_weak(free, free - take, std::memory_order_relaxed));
+    return n - take;
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
