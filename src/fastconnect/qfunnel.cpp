@@ -10,6 +10,7 @@
 #include <QtCore/qmutex.h>
 
 #include <atomic>
+#include <utility>
 
 QT_BEGIN_NAMESPACE
 
@@ -123,6 +124,25 @@ QFunnel *newGlobalFunnel()
 // Run by every QCoreApplication's constructor (a Qt pre-routine): the global funnel that the
 // previous application stopped when it was destroyed is replaced, so that a second application
 // in the process (a test runner, a plug-in host, a language binding) connects as the first did.
+// The application whose main thread drops what a relay must not (postToApplication()); set
+// and cleared by this module's pre- and post-routines, under its lock, so that a relay never
+// posts to an application being destroyed.
+QBasicMutex g_applicationLock;
+QCoreApplication *g_application = nullptr; // guarded by g_applicationLock
+
+void forgetApplication()
+{
+    QMutexLocker locker(&g_applicationLock);
+    g_application = nullptr;
+}
+
+void noteApplication()
+{
+    QMutexLocker locker(&g_applicationLock);
+    g_application = QCoreApplication::instance();
+    qAddPostRoutine(forgetApplication);
+}
+
 void renewStoppedGlobalFunnel()
 {
     QMutexLocker locker(&g_globalFunnelLock);
@@ -136,6 +156,32 @@ void renewStoppedGlobalFunnel()
 }
 } // namespace
 Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
+Q_COREAPP_STARTUP_FUNCTION(noteApplication)
+
+namespace QtFastConnectPrivate {
+bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
+{
+    // Holds a reference on core until the call ran, or its event was destroyed unrun.
+    struct Task
+    {
+        QFunnelCore *core;
+        void (*fn)(QFunnelCore *);
+        Task(QFunnelCore *c, void (*f)(QFunnelCore *)) : core(c), fn(f) { core->ref(); }
+        Task(Task &&other) noexcept : core(std::exchange(other.core, nullptr)), fn(other.fn) {}
+        Task(const Task &) = delete;
+        ~Task()
+        {
+            if (core)
+                core->deref();
+        }
+        void operator()() { fn(core); }
+    };
+    QMutexLocker locker(&g_applicationLock);
+    if (!g_application)
+        return false;
+    return QMetaObject::invokeMethod(g_application, Task(core, fn), Qt::QueuedConnection);
+}
+} // namespace QtFastConnectPrivate
 
 /*!
     Returns the application-wide funnel, creating it on first use. Thread-safe.
@@ -193,6 +239,7 @@ void QFunnel::setCapacity(qsizetype calls)
 qsizetype QFunnel::pendingCalls() const
 {
     Q_D(const QFunnel);
+    d->core->inboxes().dropDeferred(); // a dead receiver's calls are not pending
     return d->core->admission().pendingCalls();
 }
 
@@ -349,6 +396,7 @@ QFunnel::Statistics QFunnel::statistics() const
 {
     Q_D(const QFunnel);
     QFunnelCore *core = d->core;
+    core->inboxes().dropDeferred(); // a dead receiver's calls are discarded, not pending
     Statistics s;
     // Delivery-side counters first: a call counted there was emitted before this read.
     const QFunnelInboxRegistry::Totals t = core->inboxes().totals();

@@ -92,6 +92,8 @@ Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunne
 // The lane's reservation is empty: refill it (which may wait, or drop the call).
 Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFunnelLane *lane)
 {
+    // Once per chunk of credits: dead receivers' calls the relay left to producers.
+    route->core->inboxes().dropDeferred();
     if (!route->core->admission().refillCredit(lane->reservation()))
         return rejectCall(route, call);
     queueAdmitted(route, call, lane);

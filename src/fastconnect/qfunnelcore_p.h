@@ -29,6 +29,11 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+// Runs fn(core) in the application's main thread, soon, holding a reference on core meanwhile:
+// for what the relay must not do itself (user code). False if there is no application (it is
+// being destroyed, or was never created). Any thread.
+bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *));
+
 // What a funnel is, apart from its QObject face: its stages (queue, relay, admission, the
 // receivers' inboxes), its lifetime and its counters. Reference counted, because routes,
 // producer lanes and inboxes may outlive the QFunnel that made them; after stop() it accepts

@@ -53,6 +53,7 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
 void QFunnel::flush()
 {
     Q_D(QFunnel);
+    d->core->inboxes().dropDeferred();
     flushCurrentThread(d->core);
 }
 

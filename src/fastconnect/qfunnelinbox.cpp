@@ -7,6 +7,7 @@
 #include "qfunnellane_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
+#include "qfunnelrelay_p.h"
 #include "qpoolchunkbatch_p.h"
 
 #include <QtFastConnect/qfastinvoke.h>
@@ -106,10 +107,13 @@ void QFunnelInbox::requestWake()
     qfcAnnotateRelease(e);
     if (Q_LIKELY(m_guard->post(e)))
         return;
-    // The receiver was destroyed: drop its calls here, with whatever follows them.
+    // The receiver was destroyed: drop its calls here, with whatever follows them; unless this
+    // is the relay, which leaves that to a thread that runs user code.
     e->disarm();
     delete e;
     m_wakePending.store(false, std::memory_order_seq_cst);
+    if (QFunnelRelay::isRelayThread())
+        return m_core->inboxes().deferDrop(m_core, this);
     ref(); // dropping the last call may release the last route referencing this
     dropWhileUndeliverable();
     deref();

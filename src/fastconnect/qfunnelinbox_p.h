@@ -139,6 +139,9 @@ public:
     // deliverRateLimited()).
     void parkedCallsDue();
     void parkedTimerLost();
+    // While the receiver is dead or the funnel stopped, drops what is pending (any thread that
+    // may run user code; see the .cpp).
+    void dropWhileUndeliverable();
 
 private:
     ~QFunnelInbox();
@@ -159,7 +162,6 @@ private:
     qsizetype creditsOfSlow(qsizetype n) noexcept;
     void noteDeliveryPass() noexcept;
     bool hasPushesAfterUnlock() noexcept;
-    void dropWhileUndeliverable();
     void runPass(QObject *receiver);
     void takeAll();
     void dropAll(Drop why);

@@ -3,6 +3,7 @@
 
 #include "qfunnelinboxregistry_p.h"
 #include "qfunnelinbox_p.h"
+#include "qfunnelcore_p.h"
 
 #include <QtCore/qlist.h>
 
@@ -56,8 +57,43 @@ void QFunnelInboxRegistry::dropAllPending()
     }
 }
 
+void QFunnelInboxRegistry::deferDrop(QFunnelCore *core, QFunnelInbox *inbox)
+{
+    inbox->ref();
+    bool first;
+    {
+        QMutexLocker locker(&m_lock);
+        first = m_deferred.isEmpty();
+        m_deferred.append(inbox);
+        m_hasDeferred.store(true, std::memory_order_relaxed);
+    }
+    // The application's main thread drops them soon, unless a producer gets there first. With
+    // no application left (shutdown), no thread runs user code any more: the relay does it.
+    if (first
+        && !runInApplicationThread(core,
+                                   [](QFunnelCore *c) { c->inboxes().dropDeferred(); })) {
+        dropDeferredNow();
+    }
+}
+
+void QFunnelInboxRegistry::dropDeferredNow()
+{
+    QList<QFunnelInbox *> inboxes;
+    {
+        QMutexLocker locker(&m_lock);
+        inboxes.swap(m_deferred);
+        m_hasDeferred.store(false, std::memory_order_relaxed);
+    }
+    // Not under the lock: dropping runs user code, and the last reference's forget() takes it.
+    for (QFunnelInbox *inbox : std::as_const(inboxes)) {
+        inbox->dropWhileUndeliverable();
+        inbox->deref();
+    }
+}
+
 qsizetype QFunnelInboxRegistry::releaseStalled()
 {
+    dropDeferred();
     // Not under the lock either: a check may settle a wake-up, and releasing the last reference
     // on an inbox takes the lock (forget()).
     const QList<QFunnelInbox *> inboxes = referencedInboxes();

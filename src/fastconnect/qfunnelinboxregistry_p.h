@@ -21,6 +21,8 @@
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
 
+#include <atomic>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -48,6 +50,19 @@ public:
     // A producer waits for room: every stalled receiver's calls stop counting against the
     // capacity (QFunnelInbox::releaseIfStalled()). Returns the credits given back.
     qsizetype releaseStalled();
+    // The relay pushed calls to inbox for a receiver that is dead: a thread that runs user code
+    // drops them (dropDeferred()), not the relay: the application's main thread, or a producer
+    // that gets there first. Takes a reference on inbox.
+    void deferDrop(QFunnelCore *core, QFunnelInbox *inbox);
+    // Drops what deferDrop() left, in the calling thread: a producer (when it refills its
+    // credits or waits for room), a statistics reader, flush() and stop(). Any thread but a
+    // relay.
+    void dropDeferred()
+    {
+        // Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
+        if (Q_UNLIKELY(m_hasDeferred.load(std::memory_order_relaxed)))
+            dropDeferredNow();
+    }
 
     struct Totals
     {
@@ -57,6 +72,7 @@ public:
 
 private:
     QList<QFunnelInbox *> referencedInboxes();
+    void dropDeferredNow();
 
     const QElapsedTimer m_clock = [] {
         QElapsedTimer t;
@@ -66,6 +82,8 @@ private:
     QMutex m_lock;
     QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes; // guarded by m_lock
     Totals m_retired; // guarded by m_lock
+    QList<QFunnelInbox *> m_deferred; // guarded by m_lock; each holds a reference
+    std::atomic<bool> m_hasDeferred { false };
 };
 
 } // namespace QtFastConnectPrivate

@@ -93,8 +93,18 @@ void QFunnelRelay::stopAndJoin()
     m_thread.join();
 }
 
+namespace {
+thread_local bool t_relayThread = false;
+} // namespace
+
+bool QFunnelRelay::isRelayThread() noexcept
+{
+    return t_relayThread;
+}
+
 void QFunnelRelay::run()
 {
+    t_relayThread = true;
 #ifdef Q_OS_LINUX
     pthread_setname_np(pthread_self(), "QFunnel relay");
     // The round interval is short; the default 50 µs timer slack would double it.

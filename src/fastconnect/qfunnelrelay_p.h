@@ -60,6 +60,11 @@ public:
     // delivers its call; a stale one costs speed (a relay round, or a wake-up per call).
     bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); }
 
+    // Whether the calling thread is a funnel's relay thread, which must not run user code:
+    // whatever would (dropping a dead receiver's calls destroys their arguments, and maybe the
+    // connection's functor) is left to a thread that does (QFunnelInboxRegistry::deferDrop()).
+    static bool isRelayThread() noexcept;
+
     quint64 rounds() const noexcept { return m_rounds.load(std::memory_order_relaxed); }
     quint64 relayedCalls() const noexcept { return m_calls.load(std::memory_order_relaxed); }
 

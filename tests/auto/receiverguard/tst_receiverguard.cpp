@@ -8,12 +8,16 @@
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfunnel.h>
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qdeadlinetimer.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
 #include <atomic>
+#ifdef Q_OS_LINUX
+#include <pthread.h>
+#endif
 #include <ctime>
 #include <memory>
 #include <thread>
@@ -48,6 +52,34 @@ class Receiver : public QObject
     Q_OBJECT
 public Q_SLOTS:
     void onValue(int) { g_calls.fetch_add(1, std::memory_order_relaxed); }
+};
+
+// An argument whose destructor notes when it runs in a funnel's relay thread, which must never
+// run user code.
+std::atomic<int> g_relayDestructions { 0 };
+struct Payload
+{
+    int value = 0;
+    Payload() = default;
+    explicit Payload(int v) : value(v) {}
+    Payload(const Payload &) = default;
+    Payload &operator=(const Payload &) = default;
+    ~Payload()
+    {
+#ifdef Q_OS_LINUX
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof name);
+        if (qstrcmp(name, "QFunnel relay") == 0)
+            g_relayDestructions.fetch_add(1, std::memory_order_relaxed);
+#endif
+    }
+};
+
+class PayloadSender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void payload(const Payload &p);
 };
 
 // How the test connects the sender to a receiver: Qt's queued connection (the oracle), or one
@@ -147,6 +179,7 @@ private Q_SLOTS:
     void disconnectAllThenDelete_data();
     void disconnectAllThenDelete();
     void guardWaitsBlocked();
+    void relayRunsNoUserCode();
 };
 
 void tst_ReceiverGuard::receiverDeletedWhileEmitting_data()
@@ -254,6 +287,39 @@ void tst_ReceiverGuard::guardWaitsBlocked()
     QVERIFY2(cpuSpent < 100 * 1000 * 1000,
              qPrintable(QStringLiteral("the destroying thread spent %1 ms of CPU waiting")
                                 .arg(cpuSpent / 1e6)));
+}
+
+// Issue 21 (8): a receiver destroyed while its calls are in the relay: the relay found it dead
+// and dropped the calls itself, running their arguments' destructors (user code, which may
+// block on the full funnel) in the relay thread. A thread that runs user code does it now.
+void tst_ReceiverGuard::relayRunsNoUserCode()
+{
+#ifndef Q_OS_LINUX
+    QSKIP("Tells the relay thread by its name");
+#else
+    EventLoopThread worker;
+    worker.start();
+    PayloadSender sender;
+    g_relayDestructions.store(0);
+    std::atomic<bool> stop { false };
+    std::thread producer([&] {
+        const Payload p(1);
+        while (!stop.load(std::memory_order_relaxed))
+            Q_EMIT sender.payload(p);
+    });
+    for (int round = 0; round < Rounds / 3; ++round) {
+        auto *r = new QObject;
+        r->moveToThread(&worker);
+        QVERIFY(QtFastConnect::connect(&sender, &PayloadSender::payload, r, [](const Payload &) {}));
+        busyWaitUs(500);
+        deleteLaterInItsThread(r);
+    }
+    stop.store(true);
+    producer.join();
+    // What the relay left for the main thread runs in its event loop.
+    QTRY_VERIFY(QFunnel::globalInstance()->statistics().pending == 0);
+    QCOMPARE(g_relayDestructions.load(), 0);
+#endif
 }
 
 int main(int argc, char **argv)
