@@ -14,6 +14,7 @@
 #endif
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qscopeguard.h>
 
 #include <functional>
 #include <tuple>
@@ -62,6 +63,16 @@ struct QFunnelInvokeCallImpl : QFunnelInvokeCall
     {
         if constexpr (std::is_member_function_pointer_v<F>) {
             using Object = typename QtPrivate::FunctionPointer<F>::Object;
+            if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
+                // As for a connection's member slot (QFunnelMemberSlot::call()): a receiver
+                // whose subclass is already destroyed (events pumped from a base class
+                // destructor) does not run that subclass's member.
+                const QMetaObject *mo = receiver->metaObject();
+                if (Q_UNLIKELY(mo != &Object::staticMetaObject
+                               && !mo->inherits(&Object::staticMetaObject))) {
+                    return;
+                }
+            }
             auto *object = static_cast<Object *>(receiver);
             // Moves into by-value and const& parameters; non-const lvalue references get the
             // stored argument itself.
@@ -95,9 +106,12 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
     QFunnelRoute *route = invokeTarget(funnel, receiver, where);
     if (!route)
         return false;
-    postInvoke(route,
-               new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
-                       route, std::forward<F>(f), std::forward<A>(args)...));
+    // An argument whose copy throws leaves no call behind, and so must leave no reference.
+    auto release = qScopeGuard([route] { releaseRoute(route); });
+    auto *call = new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
+            route, std::forward<F>(f), std::forward<A>(args)...);
+    release.dismiss();
+    postInvoke(route, call);
     return true;
 }
 

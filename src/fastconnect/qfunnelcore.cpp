@@ -29,6 +29,7 @@ void QFunnelCore::stop()
     sweepStoppedQueue();
     m_inboxes.dropAllPending();
     m_inboxes.dropDeferred(); // and the references the relay's deferred drops hold
+    m_queue.releaseSpares();
 }
 
 void QFunnelCore::sweepStoppedQueue()

@@ -278,8 +278,9 @@ void QFunnelInbox::runPass(QObject *receiver)
         QFunnelRoute *route = c->route;
         // Checked before every call (here, and inside runCallsOf()): stop() does not wait for a
         // running pass (its slot may wait for stop()'s thread), so once stop() has returned no
-        // further slot may start; and a slot may destroy the receiver or move it to another
-        // thread.
+        // slot starts whose check came after it (one whose check raced with stop() may still
+        // start: a guarantee without that window would cost every call a locked instruction);
+        // and a slot may destroy the receiver or move it to another thread.
         if (Q_UNLIKELY(core->isStopped() || !m_guard->isAliveHere()
                        || d->threadData.loadRelaxed() != here
                        || (route->mode & QFunnelRoute::SpecialModes))) {

@@ -54,11 +54,24 @@ public:
         }
         return new QFunnelBatch;
     }
+    // The funnel stopped: its spares are freed now, not when the last producer thread that
+    // still holds the funnel exits, and batches are no longer kept.
+    void releaseSpares()
+    {
+        std::vector<QFunnelBatch *> spares;
+        {
+            std::lock_guard<std::mutex> locker(m_sparesLock);
+            spares.swap(m_spares);
+            m_keepSpares = false;
+        }
+        for (QFunnelBatch *b : spares)
+            delete b;
+    }
     void recycle(QFunnelBatch *b)
     {
         {
             std::lock_guard<std::mutex> locker(m_sparesLock);
-            if (m_spares.size() < MaxSpares) {
+            if (m_keepSpares && m_spares.size() < MaxSpares) {
                 m_spares.push_back(b);
                 return;
             }
@@ -79,7 +92,8 @@ private:
     static constexpr std::size_t MaxSpares = 64;
     tbb::concurrent_bounded_queue<QFunnelBatch *> m_queue;
     std::mutex m_sparesLock;
-    std::vector<QFunnelBatch *> m_spares;
+    std::vector<QFunnelBatch *> m_spares; // guarded by m_sparesLock
+    bool m_keepSpares = true; // guarded by m_sparesLock
 };
 
 } // namespace QtFastConnectPrivate

@@ -12,6 +12,7 @@
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
+#include <QtCore/qcoreapplication.h>
 #include <QtCore/qfile.h>
 #include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
@@ -20,6 +21,7 @@
 
 #include <array>
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -94,6 +96,8 @@ private Q_SLOTS:
     void disconnectBySignature();
     void blockedProducerSleeps();
     void invokeToFinishedThreadRefused();
+    void invokeChecksReceiverClass();
+    void invokeWhoseArgumentCopyThrows();
     void movedToFinishedThreadThenDeleted();
     void emitFromThreadLocalDestructor();
     void connectWhileReceiverMoves();
@@ -338,6 +342,73 @@ void tst_DropIn::blockedProducerSleeps()
     QTRY_COMPARE(r.calls.load(), 2);
     QCOMPARE(r.lastValue.load(), 2);
 #endif
+}
+
+// A base class destructor that runs the object's pending meta-call events: what the subclass
+// was invoked for must not run any more (issue 21, 10). Connections checked the receiver's
+// class already; invoke() did not.
+class PumpingBase : public QObject
+{
+    Q_OBJECT
+public:
+    ~PumpingBase() override { QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); }
+};
+
+class InvokedDerived : public PumpingBase
+{
+    Q_OBJECT
+public:
+    static inline std::atomic<int> calls { 0 };
+    static inline std::atomic<int> callsAfterDestruction { 0 };
+    bool destroyed = false;
+    ~InvokedDerived() override { destroyed = true; }
+    void slot()
+    {
+        ++calls;
+        if (destroyed)
+            ++callsAfterDestruction;
+    }
+};
+
+void tst_DropIn::invokeChecksReceiverClass()
+{
+    auto *d = new InvokedDerived;
+    InvokedDerived::calls = 0;
+    InvokedDerived::callsAfterDestruction = 0;
+    QVERIFY(QtFastConnect::invoke(d, &InvokedDerived::slot));
+    QTRY_COMPARE(InvokedDerived::calls.load(), 1); // a live receiver runs it
+    QVERIFY(QtFastConnect::invoke(d, &InvokedDerived::slot));
+    QtFastConnect::flush();
+    delete d; // ~PumpingBase delivers the pending call, after ~InvokedDerived
+    QCOMPARE(InvokedDerived::callsAfterDestruction.load(), 0);
+    QCOMPARE(InvokedDerived::calls.load(), 1);
+}
+
+// An argument whose copy throws inside invoke(): the exception reaches the caller, and the
+// reference invoke() took on its route is released (LeakSanitizer reported the route, its
+// inbox and receiver guard before; issue 21, 10).
+struct ThrowingCopy
+{
+    ThrowingCopy() = default;
+    ThrowingCopy(const ThrowingCopy &) { throw std::runtime_error("copy"); }
+};
+
+void tst_DropIn::invokeWhoseArgumentCopyThrows()
+{
+    QFunnel funnel;
+    QObject receiver;
+    const ThrowingCopy arg;
+    bool thrown = false;
+    try {
+        QtFastConnect::invoke(&funnel, &receiver, [](const ThrowingCopy &) {}, arg);
+    } catch (const std::runtime_error &) {
+        thrown = true;
+    }
+    QVERIFY(thrown);
+    // The receiver still gets what follows.
+    int ran = 0;
+    QVERIFY(QtFastConnect::invoke(&funnel, &receiver, [&ran] { ++ran; }));
+    QTRY_COMPARE(ran, 1);
 }
 
 // invoke() checks its receiver as connect() does: a receiver whose thread has finished gets a
