@@ -39,10 +39,14 @@ using namespace QtFastConnectPrivate;
     The funnel is bounded: capacity() calls may be pending at once. By default a producer that
     finds the funnel full blocks until the receivers have made room (backpressure), so a slow
     GUI thread slows its producers down instead of letting memory grow; overflowPolicy() and
-    blockTimeout() choose counted drops instead. statistics() tells what went where. A thread that receives calls through
-    the funnel never blocks in an emission: it is admitted over capacity and counted in
-    overCapacityCalls(), because the calls that would make room may be waiting for that very
-    thread.
+    blockTimeout() choose counted drops instead. statistics() tells what went where. A thread
+    that receives calls through any funnel never blocks in an emission: it is admitted over
+    capacity and counted in overCapacityCalls(), because the calls that would make room may be
+    waiting for that very thread. A receiver whose thread stalls does not hold the capacity
+    either: a producer waiting for room looks every 100 ms for receivers whose thread has not
+    handled their calls for 100 ms while it runs no event loop (it has finished, or not started)
+    or for a second while it runs one (it is blocked outside their slots); their calls then wait
+    outside the capacity, as Qt's queued calls wait for a thread, until that thread runs them.
 
     Most applications use globalInstance(), which QtFastConnect::connect() uses by default.
     Separate funnels do not share a queue, a relay or a capacity; use one per group of receivers
@@ -245,7 +249,8 @@ qsizetype QFunnel::pendingCalls() const
 
 /*!
     Returns how many emissions were admitted beyond capacity() because they came from a thread
-    that receives calls through this funnel (blocking it could deadlock). Thread-safe.
+    that receives calls through a funnel (blocking it could deadlock), or because their
+    receiver's thread stalled (see the class description). Thread-safe.
 */
 quint64 QFunnel::overCapacityCalls() const
 {
@@ -270,7 +275,7 @@ quint64 QFunnel::droppedCalls() const
     \enum QFunnel::OverflowPolicy
 
     What an emission does when the funnel already holds capacity() pending calls. Whatever the
-    policy, an emission from a thread that receives calls through this funnel is admitted over
+    policy, an emission from a thread that receives calls through any funnel is admitted over
     capacity and counted in overCapacityCalls(): blocking it could deadlock, since the calls
     that would make room may be waiting for that very thread.
 
@@ -371,8 +376,8 @@ void QFunnel::setBlockTimeout(int ms)
         with queued calls.
     \li \c coalesced: calls skipped because a newer call of the same
         QtFastConnect::CoalesceCalls connection was pending.
-    \li \c overCapacity: emissions admitted beyond the capacity from a receiver thread (the
-        same as overCapacityCalls()).
+    \li \c overCapacity: emissions admitted beyond the capacity from a receiver thread, or
+        taken out of it for a stalled receiver (the same as overCapacityCalls()).
     \li \c pending: calls emitted and not yet run or destroyed (the same as pendingCalls()).
     \li \c highWaterMark: the largest \c pending seen. Sampled when a producer thread takes
         credits (at most 64 at a time), so it may miss a peak by up to 63 calls per producer
