@@ -14,7 +14,6 @@
 #endif
 
 #include <QtFastConnect/qfastconnect.h>
-#include <QtCore/qscopeguard.h>
 
 #include <functional>
 #include <tuple>
@@ -107,10 +106,15 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
     if (!route)
         return false;
     // An argument whose copy throws leaves no call behind, and so must leave no reference.
-    auto release = qScopeGuard([route] { releaseRoute(route); });
-    auto *call = new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
-            route, std::forward<F>(f), std::forward<A>(args)...);
-    release.dismiss();
+    // (A handler, not a scope guard: no instruction on the path that does not throw.)
+    QFunnelCall *call = nullptr;
+    QT_TRY {
+        call = new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
+                route, std::forward<F>(f), std::forward<A>(args)...);
+    } QT_CATCH (...) {
+        releaseRoute(route);
+        QT_RETHROW;
+    }
     postInvoke(route, call);
     return true;
 }
