@@ -5,12 +5,14 @@
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
 
+#include <QtFastConnect/qfastconnect.h>
+
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
+#include <QtCore/private/qobject_p.h>
 
 #include <atomic>
-#include <utility>
 
 QT_BEGIN_NAMESPACE
 
@@ -163,27 +165,44 @@ Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 Q_COREAPP_STARTUP_FUNCTION(noteApplication)
 
 namespace QtFastConnectPrivate {
+namespace {
+// A call of fn(core) in the application's thread: a meta-call event, as Qt posts for a queued
+// call. Holds a reference on core until it ran, or was destroyed unrun (the application went
+// away first).
+class QFunnelApplicationTask final : public QAbstractMetaCallEvent
+{
+public:
+    QFunnelApplicationTask(QFunnelCore *core, void (*fn)(QFunnelCore *))
+        : QAbstractMetaCallEvent(nullptr, -1), m_core(core), m_fn(fn)
+    {
+        m_core->ref();
+    }
+    ~QFunnelApplicationTask() override
+    {
+        qfcAnnotateAcquire(this); // may be deleted unrun, in another thread
+        m_core->deref();
+    }
+    void placeMetaCall(QObject *) override
+    {
+        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
+        m_fn(m_core);
+    }
+
+private:
+    QFunnelCore *const m_core;
+    void (*const m_fn)(QFunnelCore *);
+};
+} // namespace
+
 bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
 {
-    // Holds a reference on core until the call ran, or its event was destroyed unrun.
-    struct Task
-    {
-        QFunnelCore *core;
-        void (*fn)(QFunnelCore *);
-        Task(QFunnelCore *c, void (*f)(QFunnelCore *)) : core(c), fn(f) { core->ref(); }
-        Task(Task &&other) noexcept : core(std::exchange(other.core, nullptr)), fn(other.fn) {}
-        Task(const Task &) = delete;
-        ~Task()
-        {
-            if (core)
-                core->deref();
-        }
-        void operator()() { fn(core); }
-    };
     QMutexLocker locker(&g_applicationLock);
     if (!g_application)
         return false;
-    return QMetaObject::invokeMethod(g_application, Task(core, fn), Qt::QueuedConnection);
+    auto *task = new QFunnelApplicationTask(core, fn);
+    qfcAnnotateRelease(task);
+    QCoreApplication::postEvent(g_application, task);
+    return true;
 }
 } // namespace QtFastConnectPrivate
 

@@ -176,6 +176,7 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
     // The receiver stays Qt's receiver of the connection, so that QObject::disconnect() with
     // the receiver and sender() behave as for a queued connection; its guard cuts the capture
     // safely before ~QObject would (QFunnelReceiverGuard::receiverDestroyed()).
+    qfcAnnotateRelease(capture); // the capture and its route, for the emitting threads
     QMetaObject::Connection c = QObjectPrivate::connect(
             sender, signal.methodIndex(), receiver, capture,
             Qt::ConnectionType(Qt::DirectConnection | type));

@@ -102,6 +102,20 @@ QMetaObject::Connection connectWith(Form form, Sender *s, Receiver *r)
     return {};
 }
 
+// Qt's own queued path hands its slot objects and events over through Qt's uninstrumented
+// locks, which ThreadSanitizer reports as races in the test's objects: the oracle runs in the
+// other builds.
+#define skipQtUnderThreadSanitizer(form)                                                           \
+    do {                                                                                           \
+        if (qfcUnderThreadSanitizer && (form) == Form::QtQueued)                                   \
+            QSKIP("Qt's own queued path: run in the other builds");                                \
+    } while (false)
+#if defined(__SANITIZE_THREAD__)
+constexpr bool qfcUnderThreadSanitizer = true;
+#else
+constexpr bool qfcUnderThreadSanitizer = false;
+#endif
+
 // A thread that emits s's signal until told to stop.
 class Emitter
 {
@@ -197,6 +211,7 @@ void tst_ReceiverGuard::receiverDeletedWhileEmitting_data()
 void tst_ReceiverGuard::receiverDeletedWhileEmitting()
 {
     QFETCH(Form, form);
+    skipQtUnderThreadSanitizer(form);
     EventLoopThread worker;
     worker.start();
     Sender sender;
@@ -228,6 +243,7 @@ void tst_ReceiverGuard::disconnectAllThenDelete_data()
 void tst_ReceiverGuard::disconnectAllThenDelete()
 {
     QFETCH(Form, form);
+    skipQtUnderThreadSanitizer(form);
     EventLoopThread worker;
     worker.start();
     Sender sender;
@@ -238,15 +254,9 @@ void tst_ReceiverGuard::disconnectAllThenDelete()
         r->moveToThread(&worker);
         QVERIFY(connectWith(form, &sender, r));
         busyWaitUs(100);
-        synchronizeWithItsThread(r);
-        // In the receiver's thread: disconnect all its signals, then delete it.
-        QMetaObject::invokeMethod(
-                r,
-                [r] {
-                    r->disconnect();
-                    delete r;
-                },
-                Qt::QueuedConnection);
+        // Disconnect all its signals, then delete it in its thread.
+        r->disconnect();
+        deleteLaterInItsThread(r);
         busyWaitUs(100);
     }
     emitter.stop();
