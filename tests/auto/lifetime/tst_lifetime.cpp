@@ -585,8 +585,8 @@ void tst_Lifetime::stuckReceiverDoesNotStallOthers_data()
 
 // One producer alternately sends to a receiver that never runs its calls and to a healthy one.
 // The stuck receiver's calls never run (Qt keeps them posted, or the receiver swallows them),
-// but they must not stop the healthy receiver's. The funnel has capacity 1,024 (with the
-// default 65,536, 100,000 rounds leave only 50,000 calls to the stuck receiver pending).
+// but they must not stop the healthy receiver's. The funnel has capacity 1,024, so that the
+// stuck calls would fill it within the first rounds (the default 65,536 fills after 65,536).
 void tst_Lifetime::stuckReceiverDoesNotStallOthers()
 {
     QFETCH(int, path);
