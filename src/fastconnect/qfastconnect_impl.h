@@ -266,7 +266,8 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
         switch (which) {
         case Destroy:
             // Qt counts the references on its slot objects inside QMetaObject::activate(): an
-            // emitting thread's last look at the capture happens before its destruction.
+            // emitting (or comparing) thread's last look at the capture happens before its
+            // destruction.
             qfcAnnotateAcquire(that);
             releaseRoute(that->m_route);
             delete that;
@@ -279,7 +280,10 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
             qfcAnnotateRelease(that);
             break;
         case Compare:
+            // A disconnect by slot reads the capture in any thread; the thread that releases
+            // the last reference destroys it (Destroy's acquire).
             *ret = that->isSlot(argv);
+            qfcAnnotateRelease(that);
             break;
         }
     }

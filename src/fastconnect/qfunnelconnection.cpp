@@ -211,6 +211,7 @@ bool mayMoveArguments(QFunnelRoute *route)
                  "connection; its arguments are copied instead of moved",
                  route->sender->metaObject()->className(), signal.methodSignature().constData());
     }
+    qfcAnnotateRelease(&qfcConnectionListReaders);
     return sole;
 }
 

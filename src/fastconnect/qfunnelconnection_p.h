@@ -132,6 +132,12 @@ private:
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
                      const char *where);
 
+// ThreadSanitizer only: mayMoveArguments() reads Qt's connection lists while it emits; Qt frees
+// a removed connection only after every emission that could reach it has ended, counting them
+// with atomics ThreadSanitizer cannot see. The reader releases this address when it is done,
+// and whoever drops a connection handle (QFunnelRegistry) acquires it first.
+inline char qfcConnectionListReaders = 0;
+
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
 inline const char *classNameOf(const QObject *o)
 {

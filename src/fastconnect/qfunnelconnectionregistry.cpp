@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelconnectionregistry_p.h"
+#include "qfunnelconnection_p.h"
 
 #include <QtCore/private/qmetaobject_p.h>
 
@@ -33,6 +34,7 @@ bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex, const
 
 void QFunnelRegistry::add(const QObject *sender, Entry entry)
 {
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // dropped handles may free connections
     QList<Entry> &list = m_bySender[sender];
     // Dead entries of this sender go first: an address reused by a new object starts clean.
     m_entries -= list.removeIf([](const Entry &e) { return !e.handle; });
@@ -46,6 +48,7 @@ QList<QMetaObject::Connection> QFunnelRegistry::take(const QObject *sender, int 
                                                      const QByteArray &slotKey)
 {
     QList<QMetaObject::Connection> found;
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // dropped handles may free connections
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
         return found;
