@@ -103,12 +103,11 @@ public:
     }
 
     // A producer waits for room (any thread): if this receiver's thread has not handled the
-    // wake-up posted for its calls for StalledMs (blocked, or its event filter swallows it), or
-    // for QFunnelAdmission::StallCheckMs while it has no event loop (finished, not started),
-    // its pending calls stop counting
-    // against the capacity, and so do the calls pushed for it until its thread runs a pass
-    // again, as Qt's queued calls wait for a thread that may start again. Returns the credits
-    // given back.
+    // wake-up posted for its calls for StalledMs (it is blocked), or for
+    // QFunnelAdmission::StallCheckMs while it has no event loop (finished, not started), its
+    // pending calls stop counting against the capacity, and so do the calls pushed for it until
+    // its thread runs a pass again, as Qt's queued calls wait for a thread that may start
+    // again. Returns the credits given back.
     static constexpr qint64 StalledMs = 1000;
     qsizetype releaseIfStalled(qint64 nowMs);
 
@@ -218,8 +217,9 @@ private:
     QThreadData *m_registeredThread = nullptr; // pass lock holder only; see runPass()
 
     // A stalled receiver's inbox (releaseIfStalled()): set by a producer waiting for room,
-    // cleared by the next pass. Relaxed: a stale read only leaves a call holding its credit,
-    // which the next check gives back, or gives one back that a pass then returns as usual.
+    // cleared by the next pass. Relaxed: a stale read either leaves a call holding its credit
+    // (the next check gives it back) or takes one out of the capacity a little early;
+    // m_creditFree keeps every call returning exactly one credit either way.
     std::atomic<bool> m_detached { false };
     // How many of the calls pending here hold no credit: the next that many calls to finish
     // return none, so that every call returns exactly one credit overall. Added to before those
