@@ -153,20 +153,28 @@ void busyWaitUs(int us)
     while (!until.hasExpired()) {}
 }
 
+// Stalls a chosen thread inside QCoreApplication::postEvent(), as a preempted low-priority
+// producer would be: Qt asks compressEvent() while it posts to a receiver that already has
+// posted events. Qt 6.10 deprecated that virtual (to be removed in Qt 7): the test that needs
+// it runs where Qt still has it.
+#if QT_VERSION < QT_VERSION_CHECK(6, 10, 0)
+#define QFC_HAVE_COMPRESS_EVENT 1
+#endif
+
+#ifdef QFC_HAVE_COMPRESS_EVENT
 qint64 threadCpuNs()
 {
     timespec ts {};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+#endif
 
-// Stalls a chosen thread inside QCoreApplication::postEvent(), as a preempted low-priority
-// producer would be: Qt asks compressEvent() while it posts to a receiver that already has
-// posted events.
 class StallingApplication : public QCoreApplication
 {
 public:
     using QCoreApplication::QCoreApplication;
+#ifdef QFC_HAVE_COMPRESS_EVENT
     std::atomic<QObject *> stallReceiver { nullptr }; // the first post to it from another thread
     std::atomic<bool> stalled { false };
     std::atomic<int> stallMs { 0 };
@@ -180,6 +188,7 @@ protected:
         }
         return QCoreApplication::compressEvent(event, receiver, list);
     }
+#endif
 };
 
 } // namespace
@@ -269,6 +278,9 @@ void tst_ReceiverGuard::disconnectAllThenDelete()
 // almost none.
 void tst_ReceiverGuard::guardWaitsBlocked()
 {
+#ifndef QFC_HAVE_COMPRESS_EVENT
+    QSKIP("Stalls a poster in QCoreApplication::compressEvent(), deprecated since Qt 6.10");
+#else
     auto *app = static_cast<StallingApplication *>(QCoreApplication::instance());
     Sender sender;
     auto *r = new Receiver; // in this thread, which does not run its events meanwhile
@@ -297,6 +309,7 @@ void tst_ReceiverGuard::guardWaitsBlocked()
     QVERIFY2(cpuSpent < 100 * 1000 * 1000,
              qPrintable(QStringLiteral("the destroying thread spent %1 ms of CPU waiting")
                                 .arg(cpuSpent / 1e6)));
+#endif
 }
 
 // Issue 21 (8): a receiver destroyed while its calls are in the relay: the relay found it dead
