@@ -11,6 +11,7 @@
 #include "countedvalue.h"
 #include "eventloopthread.h"
 #include "movableobject.h"
+#include "sanitizers.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
@@ -37,14 +38,6 @@
 #include <memory>
 #include <thread>
 #include <vector>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define QFC_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define QFC_SANITIZED 1
-#endif
-#endif
 
 namespace {
 
