@@ -5,12 +5,9 @@
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
 
-#include <QtFastConnect/qfastconnect.h>
-
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
-#include <QtCore/private/qobject_p.h>
 
 #include <atomic>
 
@@ -130,25 +127,6 @@ QFunnel *newGlobalFunnel()
 // Run by every QCoreApplication's constructor (a Qt pre-routine): the global funnel that the
 // previous application stopped when it was destroyed is replaced, so that a second application
 // in the process (a test runner, a plug-in host, a language binding) connects as the first did.
-// The application whose main thread drops what a relay must not (postToApplication()); set
-// and cleared by this module's pre- and post-routines, under its lock, so that a relay never
-// posts to an application being destroyed.
-QBasicMutex g_applicationLock;
-QCoreApplication *g_application = nullptr; // guarded by g_applicationLock
-
-void forgetApplication()
-{
-    QMutexLocker locker(&g_applicationLock);
-    g_application = nullptr;
-}
-
-void noteApplication()
-{
-    QMutexLocker locker(&g_applicationLock);
-    g_application = QCoreApplication::instance();
-    qAddPostRoutine(forgetApplication);
-}
-
 void renewStoppedGlobalFunnel()
 {
     QMutexLocker locker(&g_globalFunnelLock);
@@ -162,49 +140,7 @@ void renewStoppedGlobalFunnel()
 }
 } // namespace
 Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
-Q_COREAPP_STARTUP_FUNCTION(noteApplication)
 
-namespace QtFastConnectPrivate {
-namespace {
-// A call of fn(core) in the application's thread: a meta-call event, as Qt posts for a queued
-// call. Holds a reference on core until it ran, or was destroyed unrun (the application went
-// away first).
-class QFunnelApplicationTask final : public QAbstractMetaCallEvent
-{
-public:
-    QFunnelApplicationTask(QFunnelCore *core, void (*fn)(QFunnelCore *))
-        : QAbstractMetaCallEvent(nullptr, -1), m_core(core), m_fn(fn)
-    {
-        m_core->ref();
-    }
-    ~QFunnelApplicationTask() override
-    {
-        qfcAnnotateAcquire(this); // may be deleted unrun, in another thread
-        m_core->deref();
-    }
-    void placeMetaCall(QObject *) override
-    {
-        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
-        m_fn(m_core);
-    }
-
-private:
-    QFunnelCore *const m_core;
-    void (*const m_fn)(QFunnelCore *);
-};
-} // namespace
-
-bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
-{
-    QMutexLocker locker(&g_applicationLock);
-    if (!g_application)
-        return false;
-    auto *task = new QFunnelApplicationTask(core, fn);
-    qfcAnnotateRelease(task);
-    QCoreApplication::postEvent(g_application, task);
-    return true;
-}
-} // namespace QtFastConnectPrivate
 
 /*!
     Returns the application-wide funnel, creating it on first use. Thread-safe.
