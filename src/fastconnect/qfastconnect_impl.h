@@ -43,7 +43,13 @@ class QFunnelRoute;
 struct QFunnelCall
 {
     explicit QFunnelCall(QFunnelRoute *r) noexcept : route(r) {}
-    QFunnelCall *next = nullptr; // intrusive link, owned by whichever stage holds the call
+    union {
+        QFunnelCall *next = nullptr; // intrusive link, owned by whichever stage holds the call
+        // An invoke's, once the receiver's thread has taken it off its list: the receiver's
+        // class (metaObject()), which the library looks up once per run of calls, so that the
+        // call's class check is a compare (QFunnelInvokeCallImpl::call()).
+        const QMetaObject *receiverClass;
+    };
     QFunnelRoute *const route; // holds one reference while the call exists (post() takes it)
 };
 

@@ -75,6 +75,7 @@ void invokeSlotImpl(QFunnelSlotOp op, void *, QObject *receiver, QFunnelCall *c)
     auto *call = static_cast<QFunnelInvokeCall *>(c);
     switch (op) {
     case QFunnelSlotOp::Run:
+        call->receiverClass = receiver->metaObject();
         call->fn(receiver, call);
         break;
     case QFunnelSlotOp::DestroyCall:

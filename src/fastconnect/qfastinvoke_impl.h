@@ -30,7 +30,8 @@ namespace QtFastConnectPrivate {
 // (a call's, plus fn) is part of the ABI.
 struct QFunnelInvokeCall : QFunnelCall
 {
-    // Runs the call (receiver non-null), then destroys it; with a null receiver only destroys it.
+    // Runs the call (receiver non-null, receiverClass set), then destroys it; with a null
+    // receiver only destroys it.
     using Fn = void (*)(QObject *receiver, QFunnelInvokeCall *self);
     QFunnelInvokeCall(QFunnelRoute *route, Fn f) noexcept : QFunnelCall(route), fn(f) {}
     const Fn fn;
@@ -62,16 +63,6 @@ struct QFunnelInvokeCallImpl : QFunnelInvokeCall
     {
         if constexpr (std::is_member_function_pointer_v<F>) {
             using Object = typename QtPrivate::FunctionPointer<F>::Object;
-            if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value) {
-                // As for a connection's member slot (QFunnelMemberSlot::call()): a receiver
-                // whose subclass is already destroyed (events pumped from a base class
-                // destructor) does not run that subclass's member.
-                const QMetaObject *mo = receiver->metaObject();
-                if (Q_UNLIKELY(mo != &Object::staticMetaObject
-                               && !mo->inherits(&Object::staticMetaObject))) {
-                    return;
-                }
-            }
             auto *object = static_cast<Object *>(receiver);
             // Moves into by-value and const& parameters; non-const lvalue references get the
             // stored argument itself.
@@ -87,11 +78,40 @@ struct QFunnelInvokeCallImpl : QFunnelInvokeCall
                 std::invoke(func, std::get<I>(args)...);
         }
     }
+    // As for a connection's member slot (QFunnelMemberSlot::call()): a receiver whose subclass
+    // is already destroyed (events pumped from a base class destructor) does not run that
+    // subclass's member. The library looked up the receiver's class (receiverClass).
+    // (A bool, not memberClass() != nullptr: a class's address from another DLL is no constant.)
+    static constexpr bool ChecksClass = [] {
+        if constexpr (std::is_member_function_pointer_v<F>) {
+            using Object = typename QtPrivate::FunctionPointer<F>::Object;
+            return bool(QtPrivate::HasQ_OBJECT_Macro<Object>::Value);
+        } else {
+            return false;
+        }
+    }();
+    static const QMetaObject *memberClass()
+    {
+        return &QtPrivate::FunctionPointer<F>::Object::staticMetaObject;
+    }
+    // The receiver is not exactly of the member's class: out of line, so that the usual call
+    // keeps the receiver in no register across a call besides the member's.
+    static Q_NEVER_INLINE void runIfDerived(QObject *receiver, QFunnelInvokeCallImpl *self)
+    {
+        if (self->receiverClass->inherits(memberClass()))
+            self->call(receiver, std::index_sequence_for<Args...> {});
+        delete self;
+    }
     static void run(QObject *receiver, QFunnelInvokeCall *base)
     {
         auto *self = static_cast<QFunnelInvokeCallImpl *>(base);
-        if (receiver)
+        if (receiver) {
+            if constexpr (ChecksClass) {
+                if (Q_UNLIKELY(self->receiverClass != memberClass()))
+                    return runIfDerived(receiver, self);
+            }
             self->call(receiver, std::index_sequence_for<Args...> {});
+        }
         delete self;
     }
 };

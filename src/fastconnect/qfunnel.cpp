@@ -124,6 +124,16 @@ QFunnel *newGlobalFunnel()
     return f;
 }
 
+// globalInstance()'s first call. Out of line, so that the calls after it (every connect and
+// invoke that names no funnel) save no registers for the lock.
+Q_NEVER_INLINE QFunnel *firstGlobalFunnel()
+{
+    QMutexLocker locker(&g_globalFunnelLock);
+    if (QFunnel *f = g_globalFunnel.load(std::memory_order_relaxed))
+        return f;
+    return newGlobalFunnel();
+}
+
 // Run by every QCoreApplication's constructor (a Qt pre-routine): the global funnel that the
 // previous application stopped when it was destroyed is replaced, so that a second application
 // in the process (a test runner, a plug-in host, a language binding) connects as the first did.
@@ -157,10 +167,7 @@ QFunnel *QFunnel::globalInstance()
     // acquire: pairs with newGlobalFunnel()'s release.
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire); Q_LIKELY(f))
         return f;
-    QMutexLocker locker(&g_globalFunnelLock);
-    if (QFunnel *f = g_globalFunnel.load(std::memory_order_relaxed))
-        return f;
-    return newGlobalFunnel();
+    return firstGlobalFunnel();
 }
 
 /*!

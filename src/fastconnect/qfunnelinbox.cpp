@@ -358,11 +358,11 @@ int QFunnelInbox::runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *
 }
 
 // The delivery loop. What a run of one route's calls shares is paid once per run, not per
-// call: the sender scope (which sender() reads), the receiver class check, the statistics, the
-// references on the route, and the frees to the pool (one compare-exchange per run and arena,
-// QPoolChunkBatch). Per call: pop it, run it, and see whether the slot destroyed the receiver
-// (its sender scope tells), moved it to another thread, or stopped the funnel; then runPass()'s
-// checks take over.
+// call: the sender scope (which sender() reads), the receiver class check (for invokes, its
+// metaObject() lookup), the statistics, the references on the route, and the frees to the pool
+// (one compare-exchange per run and arena, QPoolChunkBatch). Per call: pop it, run it, and see
+// whether the slot destroyed the receiver (its sender scope tells), moved it to another thread,
+// or stopped the funnel; then runPass()'s checks take over.
 template<int Delivery>
 int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit)
 {
@@ -375,6 +375,12 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
         // wake-up event.
         QFunnelSenderScope scope(receiver, route->sender, route->signalIndex,
                                  d->connections.loadRelaxed());
+        // An invoke checks the receiver's class against its member function's. The class cannot
+        // change within a run: a subclass destructor that pumps events runs a pass of its own,
+        // and it returns only after that pass has ended.
+        const QMetaObject *receiverClass = nullptr;
+        if constexpr (Delivery == int(D::Invoke))
+            receiverClass = receiver->metaObject();
         QFunnelCall *c = m_first;
         for (;;) {
             // Popped before the slot runs: a slot that runs an event loop may start a nested
@@ -386,6 +392,7 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
                 freed.add(c);
             } else if constexpr (Delivery == int(D::Invoke)) {
                 auto *call = static_cast<QFunnelInvokeCall *>(c);
+                call->receiverClass = receiverClass;
                 call->fn(receiver, call);
             } else {
                 route->run(receiver, c);

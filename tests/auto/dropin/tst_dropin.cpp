@@ -370,6 +370,11 @@ public:
     }
 };
 
+class InvokedSubclass : public InvokedDerived
+{
+    Q_OBJECT
+};
+
 void tst_DropIn::invokeChecksReceiverClass()
 {
     auto *d = new InvokedDerived;
@@ -382,6 +387,17 @@ void tst_DropIn::invokeChecksReceiverClass()
     delete d; // ~PumpingBase delivers the pending call, after ~InvokedDerived
     QCOMPARE(InvokedDerived::callsAfterDestruction.load(), 0);
     QCOMPARE(InvokedDerived::calls.load(), 1);
+
+    // A receiver of a subclass of the member's class runs it; once that class's part is
+    // destroyed, not.
+    auto *s = new InvokedSubclass;
+    QVERIFY(QtFastConnect::invoke(s, &InvokedDerived::slot));
+    QTRY_COMPARE(InvokedDerived::calls.load(), 2);
+    QVERIFY(QtFastConnect::invoke(s, &InvokedDerived::slot));
+    QtFastConnect::flush();
+    delete s;
+    QCOMPARE(InvokedDerived::callsAfterDestruction.load(), 0);
+    QCOMPARE(InvokedDerived::calls.load(), 2);
 }
 
 // An argument whose copy throws inside invoke(): the exception reaches the caller, and the
