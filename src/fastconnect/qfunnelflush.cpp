@@ -6,6 +6,7 @@
 #include "qfunnel_p.h"
 #include "qfunnellane_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelinboxregistry_p.h"
 
 #include <memory>
 
@@ -19,8 +20,10 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
         return; // nothing pending will ever be delivered
     if (!lane)
         lane = QFunnelLane::forCurrentThread(core);
-    if (!lane || lane->canBypassRelay())
-        return; // none of this thread's calls is in the relay's hands
+    if (!lane)
+        return;
+    if (lane->canBypassRelay())
+        return lane->noteFlushed(); // none of this thread's calls is in the relay's hands
     // On the heap: a batch is ~4 KiB, too much for small thread stacks.
     auto marker = std::make_unique<QFunnelFlushMarker>();
     core->queue().push(marker.get());
@@ -28,6 +31,7 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     if (core->isStopped())
         core->sweepStoppedQueue();
     marker->wait();
+    lane->noteFlushed();
 }
 
 } // namespace QtFastConnectPrivate
@@ -40,13 +44,21 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     returns. Without it, a call emitted while the relay thread is busy reaches the receiver's
     thread one relay round later (about 50 µs): a pass that starts in between does not see it.
 
-    It blocks until the relay thread has routed the calling thread's calls; it does not wait
-    for any slot to run, so it never deadlocks with a receiver, and returns at once when none
-    of the calling thread's calls is in the relay's hands (the usual case for an idle funnel;
-    an emission from the receiver's own thread goes around the relay whenever none of that
-    thread's earlier calls is in it). A delivery pass still stops
-    after its budget of calls, and the rest run in the next pass. Any thread may call it;
-    calls emitted by other threads are not affected. On a stopped funnel it returns at once.
+    It is also an ordering barrier: every call the calling thread emitted through this funnel
+    before flush() returned runs before any event that thread posts to the same receiver's
+    thread afterwards (QThread::finished() when run() returns, a deleteLater(), a queued signal
+    or QMetaObject::invokeMethod(), QCoreApplication::postEvent()), as with
+    Qt::QueuedConnection, under any load: the delivery passes that run those calls do not yield
+    to the event loop before they have run. End a QThread's run() with it: Qt emits finished()
+    right after run() returns.
+
+    It blocks until the relay thread has routed the calling thread's calls (one relay round,
+    50 to 400 µs, when some are in its hands; at once otherwise), then posts one wake-up
+    event to each receiver of this funnel that may still have calls pending. It does not wait
+    for any slot to run, so it never deadlocks with a receiver. The barrier's cost falls on the
+    receiver's thread: a pass that would have yielded after its budget (1 ms) runs on through
+    the calls pending at flush(), at most capacity() of them. Any thread may call it; calls
+    emitted by other threads are not reordered. On a stopped funnel it returns at once.
 
     \sa {QtFastConnect::flush}
 */
@@ -55,6 +67,8 @@ void QFunnel::flush()
     Q_D(QFunnel);
     d->core->inboxes().dropDeferred();
     flushCurrentThread(d->core);
+    if (!d->core->isStopped())
+        d->core->inboxes().postBarriers();
 }
 
 /*!

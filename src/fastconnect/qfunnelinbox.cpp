@@ -13,6 +13,7 @@
 #include <QtFastConnect/qfastinvoke.h>
 
 #include <QtCore/qelapsedtimer.h>
+#include <limits>
 #include <QtCore/qtimer.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
@@ -30,37 +31,6 @@ qint64 steadyNowNs()
             .count();
 }
 
-// The wake-up: a meta-call event, as Qt posts for a queued call, so that event filters and
-// QObject::event() overrides see what they see for Qt::QueuedConnection, and moveToThread()
-// and ~QObject treat it as one of the receiver's posted events.
-class QFunnelWakeEvent final : public QAbstractMetaCallEvent
-{
-public:
-    explicit QFunnelWakeEvent(QFunnelInbox *inbox)
-        : QAbstractMetaCallEvent(nullptr, -1), m_inbox(inbox)
-    {
-        inbox->ref();
-    }
-    ~QFunnelWakeEvent() override
-    {
-        qfcAnnotateAcquire(this); // may be deleted undelivered, in another thread
-        if (m_armed)
-            m_inbox->wakeDiscarded();
-        m_inbox->deref();
-    }
-    void placeMetaCall(QObject *receiver) override
-    {
-        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
-        m_armed = false;
-        m_inbox->wake(receiver);
-    }
-    void disarm() noexcept { m_armed = false; }
-
-private:
-    QFunnelInbox *const m_inbox;
-    bool m_armed = true; // not delivered yet
-};
-
 } // namespace
 
 QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
@@ -74,7 +44,7 @@ QFunnelInbox::~QFunnelInbox()
 {
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
-    Q_ASSERT(!m_first && !m_parked && !m_head.load(std::memory_order_relaxed));
+    Q_ASSERT(!m_first && !m_held && !m_parked && !m_head.load(std::memory_order_relaxed));
     m_guard->deref();
     m_core->deref();
 }
@@ -98,115 +68,6 @@ void QFunnelInbox::deref() noexcept
     }
 }
 
-void QFunnelInbox::requestWake()
-{
-    // seq_cst pairs with push()'s load and wake()'s store: one wake-up in flight at most.
-    if (m_wakePending.exchange(true, std::memory_order_seq_cst))
-        return;
-    auto *e = new QFunnelWakeEvent(this);
-    qfcAnnotateRelease(e);
-    if (Q_LIKELY(m_guard->post(e)))
-        return;
-    // The receiver was destroyed: drop its calls here, with whatever follows them; unless this
-    // is the relay, which leaves that to a thread that runs user code.
-    e->disarm();
-    delete e;
-    m_wakePending.store(false, std::memory_order_seq_cst);
-    if (QFunnelRelay::isRelayThread())
-        return m_core->inboxes().deferDrop(m_core, this);
-    ref(); // dropping the last call may release the last route referencing this
-    dropWhileUndeliverable();
-    deref();
-}
-
-// While the receiver is dead or the funnel stopped, nothing will ever deliver what is pushed:
-// drop it, again and again until nothing is left or another thread holds the pass lock. Every
-// holder of the lock calls this (or settle()) after unlocking, so what a thread leaves because
-// the lock was taken is always looked at again. Never posts: it may run inside Qt's deletion of
-// a posted event, under Qt's posted-event lock.
-void QFunnelInbox::dropWhileUndeliverable()
-{
-    for (;;) {
-        const bool dead = !m_guard->isAlive();
-        if (!dead && !m_core->isStopped())
-            return;
-        if (!m_passLock.tryLock())
-            return;
-        dropAll(dead ? Drop::Dead : Drop::Stopped); // also what a pass took and left
-        m_passLock.unlock();
-        if (!hasPushesAfterUnlock())
-            return;
-    }
-}
-
-// After unlocking the pass lock: whether calls were pushed that nobody else will look at. A
-// read-modify-write, not a load: ordered after the unlock, and with the pushes' own compare-
-// exchanges on m_head, either it sees a pusher's calls, or that pusher's compare-exchange
-// read this one's value, so that pusher's later tryLock sees the lock free (and takes it).
-bool QFunnelInbox::hasPushesAfterUnlock() noexcept
-{
-    QFunnelCall *expected = nullptr;
-    return !m_head.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
-}
-
-// After unlocking the pass lock: what a pass or a drop left behind, or what was pushed while
-// it ran and found a wake-up pending or the lock taken, gets a wake-up.
-void QFunnelInbox::settle()
-{
-    if (hasPushesAfterUnlock())
-        requestWake();
-}
-
-void QFunnelInbox::wake(QObject *receiver)
-{
-    // Cleared before this pass takes the calls: a push from now on posts a new wake-up.
-    m_wakePending.store(false, std::memory_order_seq_cst);
-    const Qt::HANDLE self = QThread::currentThreadId();
-    if (m_passOwner.load(std::memory_order_relaxed) == self) {
-        // Nested: a slot of the outer pass runs an event loop (a dialog's exec(), a QEventLoop).
-        // The outer pass settles only when that slot returns, which may be long after: what
-        // this pass leaves, out of budget, or what was pushed meanwhile gets its own wake-up
-        // now, so the nested loop runs it, as it runs Qt's queued calls.
-        runPass(receiver);
-        if (m_first || !isIdle())
-            requestWake();
-        return;
-    }
-    // Taken by another thread only while it finishes a pass of the receiver's old thread or
-    // drops calls; it settles what it leaves when it unlocks.
-    if (!m_passLock.tryLock())
-        return;
-    m_passOwner.store(self, std::memory_order_relaxed);
-    runPass(receiver);
-    m_passOwner.store(nullptr, std::memory_order_relaxed);
-    const bool leftover = m_first != nullptr;
-    m_passLock.unlock();
-    if (leftover)
-        requestWake(); // out of budget, or the receiver moved to another thread
-    else
-        settle();
-}
-
-void QFunnelInbox::wakeDiscarded()
-{
-    m_wakePending.store(false, std::memory_order_seq_cst);
-    // The calls this wake-up stood for are cancelled, as Qt cancels a queued call whose
-    // meta-call event is removed unsent (removePostedEvents()) or swallowed by an event filter
-    // or an event() override: dropped and counted as discarded, so that a receiver that never
-    // lets its calls run does not hold the funnel's capacity. Calls pushed from now on post a
-    // new wake-up. Qt deletes posted events after it unlocks its posted-event lock
-    // (removePostedEvents(), sendPostedEvents(), ~QThreadData), so settling may post one.
-    ref(); // dropping the last call may release the last route referencing this
-    if (m_passLock.tryLock()) {
-        dropAll(Drop::Dead);
-        m_passLock.unlock();
-        if (m_guard->isAlive())
-            settle(); // a wake-up that found the lock taken meanwhile left its calls to us
-    }
-    dropWhileUndeliverable(); // what was pushed meanwhile, if the receiver is dead
-    deref();
-}
-
 void QFunnelInbox::dropPendingOnStop()
 {
     // seq_cst, as the core's own flag: a delivery loop that reads it after this store (in the
@@ -217,28 +78,6 @@ void QFunnelInbox::dropPendingOnStop()
     dropWhileUndeliverable();
 }
 
-void QFunnelInbox::takeAll()
-{
-    // acquire: pairs with push()'s release.
-    QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
-    if (!c)
-        return;
-    // The chain is newest first; reverse it onto the end of the pending list.
-    QFunnelCall *const last = c;
-    QFunnelCall *first = nullptr;
-    do {
-        QFunnelCall *next = c->next;
-        c->next = first;
-        first = c;
-        c = next;
-    } while (c);
-    if (m_first)
-        m_last->next = first;
-    else
-        m_first = first;
-    m_last = last;
-}
-
 void QFunnelInbox::putBack(QFunnelCall *call)
 {
     if (!m_first)
@@ -247,7 +86,8 @@ void QFunnelInbox::putBack(QFunnelCall *call)
     m_first = call;
 }
 
-void QFunnelInbox::runPass(QObject *receiver)
+// A pass of what admit() let in; barrier: without yielding to the event loop.
+void QFunnelInbox::runPass(QObject *receiver, bool barrier)
 {
     QFunnelCore *core = m_core;
     QObjectPrivate *const d = QObjectPrivate::get(receiver);
@@ -261,9 +101,8 @@ void QFunnelInbox::runPass(QObject *receiver)
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
     }
     noteDeliveryPass();
-    // A pass delivers what was queued when it started (a slot that emits again is served by
-    // the next pass), within a budget; then it yields to the event loop.
-    takeAll();
+    // A pass delivers what its wake-up admitted (a slot that emits again is served by the
+    // next wake-up), within a budget; then it yields to the event loop.
     unpark();
     if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();
@@ -303,8 +142,9 @@ void QFunnelInbox::runPass(QObject *receiver)
                 core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
-            if (count >= PassBudgetCalls
-                || (clock.isValid() && clock.nsecsElapsed() >= PassBudget.count())) {
+            if ((count >= PassBudgetCalls
+                 || (clock.isValid() && clock.nsecsElapsed() >= PassBudget.count()))
+                && !barrier) {
                 break;
             }
             if (!clock.isValid() && m_first)
@@ -542,7 +382,7 @@ void QFunnelInbox::parkedTimerLost()
     // there parks what is not due yet again, with a timer of that thread.
     m_timerArmed.store(false, std::memory_order_relaxed);
     if (m_guard->isAlive())
-        requestWake();
+        wakeForAll();
     else
         dropWhileUndeliverable();
 }
@@ -552,7 +392,7 @@ void QFunnelInbox::parkedCallsDue()
     // Relaxed: the timer runs in the thread whose passes read the flag (the receiver's, unless it
     // moved; then the wake-up below reaches it, and a second timer at worst costs a pass).
     m_timerArmed.store(false, std::memory_order_relaxed);
-    requestWake();
+    wakeForAll();
 }
 
 // With m_passLock held: the parked calls go first, before the calls the pass took (they are
@@ -582,17 +422,24 @@ void QFunnelInbox::evictOldest()
     }
 }
 
-// With m_passLock held.
+// With m_passLock held: everything pushed, taken or parked.
 void QFunnelInbox::dropAll(Drop why)
 {
-    takeAll();
+    admit(std::numeric_limits<quint64>::max()); // past every fence: all that was pushed
     unpark();
+    dropAdmitted(why);
+}
+
+// With m_passLock held: what passes may run now.
+void QFunnelInbox::dropAdmitted(Drop why)
+{
     qsizetype n = 0;
     while (QFunnelCall *c = m_first) {
         m_first = c->next;
         c->route->destroyCall(c);
         ++n;
     }
+    m_completed.store(m_admitted, std::memory_order_relaxed); // see passFor()
     if (!n)
         return;
     count(why, quint64(n));

@@ -33,13 +33,19 @@ class QFunnelReceiverGuard;
 
 // Delivery stage: the calls of one funnel waiting for one receiver (or context object), shared
 // by all the funnel's connections and invokes to that receiver. Producers (directly, when the
-// funnel is idle) and the relay push chains of calls; a push into an inbox without a pending
-// wake-up posts one: a meta-call event addressed to the receiver itself. So the wake-up lives
-// in the receiver's thread's posted-event list like a Qt::QueuedConnection call, and
-// QObject::moveToThread() takes it along to the receiver's new thread, even when the old thread
-// is blocked or has finished. The receiver's thread then runs the calls in its event loop, a
-// bounded pass at a time, so paint and input events interleave with a flood. Passes may nest (a
-// slot that runs an event loop), like Qt's sendPostedEvents().
+// funnel is idle) and the relay push chains of calls; each push posts a wake-up: a meta-call
+// event addressed to the receiver itself. So the wake-up lives in the receiver's thread's
+// posted-event list like a Qt::QueuedConnection call, and QObject::moveToThread() takes it along
+// to the receiver's new thread, even when the old thread is blocked or has finished. The
+// receiver's thread then runs the calls in its event loop, a bounded pass at a time, so paint
+// and input events interleave with a flood. Passes may nest (a slot that runs an event loop),
+// like Qt's sendPostedEvents().
+//
+// Order with the receiver thread's other events (qfunnelinboxwake.cpp): a wake-up carries a
+// fence, the number of calls pushed before it was posted, and its pass runs no call beyond it,
+// so no call runs before an event its emitting thread posted before emitting it. A barrier
+// wake-up (flush()) runs up to its fence without yielding to the event loop, so that no event
+// posted after flush() overtakes the calls emitted before it.
 //
 // Reference counted: each route to it holds one, and so does a wake-up in flight.
 class QFunnelInbox
@@ -47,8 +53,8 @@ class QFunnelInbox
     Q_DISABLE_COPY_MOVE(QFunnelInbox)
 public:
     // A delivery pass stops after PassBudgetCalls calls or PassBudget of time (checked at most
-    // every CheckEvery calls, see runPass()), then posts a new wake-up, which Qt delivers after the events already
-    // waiting. The time budget is what keeps a GUI's frame rate under a flood: while posted
+    // every CheckEvery calls, see runPass()), then posts a resuming wake-up, which Qt delivers
+    // after the events already waiting. The time budget is what keeps a GUI's frame rate under a flood: while posted
     // events are always pending, Qt's glib event dispatcher runs due timers at most every other
     // event-loop iteration (a timer source that fired waits at idle priority until posted
     // events were sent), so a repaint timer can wait for two passes. With 4 ms passes its p99
@@ -75,8 +81,9 @@ public:
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
     // relaxed for the same reason as QFunnelRelay::isIdle().
     bool isIdle() const noexcept { return m_head.load(std::memory_order_relaxed) == nullptr; }
-    // Pushes a chain linked newest → oldest (top->next ... bottom), keeping its order.
-    void push(QFunnelCall *top, QFunnelCall *bottom)
+    // Pushes a chain of n calls linked newest → oldest (top->next ... bottom), keeping its
+    // order, and posts a wake-up for them.
+    void push(QFunnelCall *top, QFunnelCall *bottom, quint32 n = 1)
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
@@ -93,10 +100,12 @@ public:
             // just release (the same instruction on x86): see hasPushesAfterUnlock().
         } while (!m_head.compare_exchange_weak(old, top, std::memory_order_seq_cst,
                                                std::memory_order_relaxed));
-        // seq_cst pairs with wake(): either this load sees the event's handler clear the flag
-        // (and a new wake-up is posted), or that handler's pass finds these calls.
-        if (!m_wakePending.load(std::memory_order_seq_cst))
-            requestWake();
+        // Counted after the push: a wake-up whose fence includes these calls is posted after
+        // they were pushed, also one another thread posts (requestWake()): acq_rel, so that
+        // a fence read from this count comes after the push, and the pass of that wake-up
+        // finds these calls in m_head.
+        const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
+        requestWake(fence);
         if (Q_UNLIKELY(freed))
             releaseCreditFree(freed);
         deref();
@@ -125,11 +134,17 @@ public:
     quint64 discardedCalls() const noexcept { return m_discarded.load(std::memory_order_relaxed); }
     quint64 coalescedCalls() const noexcept { return m_coalesced.load(std::memory_order_relaxed); }
 
+    // What a wake-up asks for: a pass up to its fence, budgeted (Normal), the rest of a pass
+    // that yielded (Resume), or a pass that does not yield before its fence (Barrier).
+    enum class WakeKind : quint8 { Normal, Resume, Barrier };
     // The wake-up event's handler, in the receiver's thread (receiver is alive there).
-    void wake(QObject *receiver);
+    void wake(QObject *receiver, quint64 fence, WakeKind kind);
     // The wake-up event was destroyed without being delivered (its receiver was destroyed, or
-    // someone removed its posted events).
-    void wakeDiscarded();
+    // someone removed its posted events): the calls up to its fence are cancelled.
+    void wakeDiscarded(quint64 fence, WakeKind kind);
+    // flush(), in the flushing thread: if calls pushed here may not have run yet, posts a
+    // barrier wake-up for them.
+    void postBarrier();
     // Called by QFunnelCore::stop(), in the stopping thread: drops what is pending now, unless
     // a delivery pass is running (then that pass drops it when it ends). Qt delivers no events
     // once the application is gone, so the stopping thread cannot leave this to the receiver's.
@@ -147,8 +162,14 @@ private:
     // Why calls are dropped: the funnel stopped, or DropOldest evicted them (both counted as
     // dropped), or their receiver is dead (counted as discarded).
     enum class Drop { Stopped, Evicted, Dead };
-    void requestWake();
-    void settle();
+    // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
+    void requestWake(quint64 fence, WakeKind kind = WakeKind::Normal);
+    // A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
+    // acquire: pairs with push()'s count, so that the fence comes after those pushes.
+    void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }
+    bool postWake(quint64 fence, WakeKind kind);
+    void settle(bool leftover);
+    quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
     qsizetype markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept;
     void releaseCreditFree(qsizetype n);
     // Of n calls that finished here (ran or were dropped), how many give a credit back: all,
@@ -161,9 +182,11 @@ private:
     qsizetype creditsOfSlow(qsizetype n) noexcept;
     void noteDeliveryPass() noexcept;
     bool hasPushesAfterUnlock() noexcept;
-    void runPass(QObject *receiver);
+    void runPass(QObject *receiver, bool barrier);
     void takeAll();
+    void admit(quint64 fence);
     void dropAll(Drop why);
+    void dropAdmitted(Drop why);
     void dropCall(QFunnelCall *call, Drop why);
     void count(Drop why, quint64 n) noexcept;
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
@@ -188,17 +211,38 @@ private:
 
     // Calls pushed and not yet taken, newest first.
     std::atomic<QFunnelCall *> m_head { nullptr };
-    // A wake-up event is posted and its handler has not started yet: at most one per inbox.
-    std::atomic<bool> m_wakePending { false };
+    // Calls pushed so far (the fences count them), and the highest fence a Normal wake-up was
+    // posted with: a push whose calls an already posted wake-up covers posts none.
+    std::atomic<quint64> m_pushed { 0 };
+    std::atomic<quint64> m_wakeFence { 0 };
+    // Wake-up events posted and neither handled nor discarded yet (the stall check's "its
+    // wake-up waits").
+    std::atomic<int> m_wakesPending { 0 };
+    // Every call below this position has run or was dropped (pass lock holder writes; flush()
+    // reads it to skip an inbox with nothing left).
+    std::atomic<quint64> m_completed { 0 };
 
     // Held for a whole delivery pass, and by whoever drops calls. Only ever try-locked: its
     // holder settles what it leaves behind (settle()) after unlocking.
     QBasicMutex m_passLock;
     std::atomic<Qt::HANDLE> m_passOwner { nullptr }; // the holder's thread, for nested passes
-    // Calls taken from m_head and not yet delivered, oldest first; guarded by m_passLock.
-    // m_last is valid only while m_first is not null (popping a call never updates it).
+    // Calls taken from m_head and admitted by a wake-up's fence, not yet delivered, oldest
+    // first; guarded by m_passLock. m_last is valid only while m_first is not null (popping a
+    // call never updates it).
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
+    // Calls taken from m_head beyond every fence handled so far, oldest first: positions
+    // m_admitted to m_taken - 1 in push order. Guarded by m_passLock.
+    QFunnelCall *m_held = nullptr;
+    QFunnelCall *m_heldLast = nullptr;
+    quint64 m_admitted = 0;
+    quint64 m_taken = 0;
+    // While a pass that yielded has its Resume wake-up pending, a Normal wake-up handled
+    // before it leaves its calls to it (raising m_resumeFence, guarded by m_passLock), so that
+    // a receiver's thread runs one budgeted pass per event loop iteration however many
+    // wake-ups are queued. The count is changed by whoever posts, handles or discards one.
+    std::atomic<int> m_resumesPending { 0 }; // posted and not handled or discarded; relaxed
+    quint64 m_resumeFence = 0;
     // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the
     // timer that wakes the inbox for them; guarded by m_passLock (the flag also read by the
     // timer's handler).

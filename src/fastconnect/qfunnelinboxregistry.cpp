@@ -91,6 +91,16 @@ void QFunnelInboxRegistry::dropDeferredNow()
     }
 }
 
+void QFunnelInboxRegistry::postBarriers()
+{
+    // Not under the lock: posting may drop a dead receiver's calls (user code).
+    const QList<QFunnelInbox *> inboxes = referencedInboxes();
+    for (QFunnelInbox *inbox : inboxes) {
+        inbox->postBarrier();
+        inbox->deref();
+    }
+}
+
 qsizetype QFunnelInboxRegistry::releaseStalled()
 {
     dropDeferred();

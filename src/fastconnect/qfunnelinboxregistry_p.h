@@ -47,6 +47,9 @@ public:
     void forget(QFunnelInbox *inbox);
     // The funnel stopped: every inbox drops what it holds (QFunnelInbox::dropPendingOnStop()).
     void dropAllPending();
+    // flush(), after the calling thread's calls reached their inboxes: each inbox that may hold
+    // calls not run yet posts a barrier wake-up (QFunnelInbox::postBarrier()), from this thread.
+    void postBarriers();
     // A producer waits for room: every stalled receiver's calls stop counting against the
     // capacity (QFunnelInbox::releaseIfStalled()). Returns the credits given back.
     qsizetype releaseStalled();

@@ -39,7 +39,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     // Only a receiver whose wake-up waits to be handled can be stalled; the flag is a hint
     // here (the pass lock below orders what matters).
     if (m_detached.load(std::memory_order_relaxed)
-        || !m_wakePending.load(std::memory_order_relaxed)) {
+        || m_wakesPending.load(std::memory_order_relaxed) <= 0) {
         return 0;
     }
     if (!m_passLock.tryLock())
@@ -52,14 +52,15 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     }
     takeAll();
     // Calls wait for a wake-up that was posted and not handled.
-    if ((m_first || m_parked) && m_wakePending.load(std::memory_order_seq_cst)) {
+    if ((m_first || m_held || m_parked) && m_wakesPending.load(std::memory_order_relaxed) > 0) {
         const QFunnelThreadState thread = m_guard->receiverThread();
         // A thread without an event dispatcher has finished, or has not started yet (or is
         // starting right now: hence a short grace too).
         const qint64 grace = thread.running ? StalledMs : QFunnelAdmission::StallCheckMs;
         const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
         if (stalled) {
-            const qsizetype pending = chainLength(m_first) + chainLength(m_parked);
+            const qsizetype pending =
+                    chainLength(m_first) + chainLength(m_held) + chainLength(m_parked);
             // Free calls may be counted before they are pushed (see push()): never count
             // more free calls than there will be.
             const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
@@ -78,16 +79,13 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
             }
         }
     }
-    // What this left in m_first: a wake-up handled meanwhile found the lock taken and left
-    // the calls to this thread (see wake()).
-    const bool leftover = m_first || m_parked;
+    // A wake-up handled meanwhile found the lock taken and left its calls to this thread (see
+    // wake()).
+    const bool leftover = m_first || m_held || m_parked;
     m_passLock.unlock();
     if (released)
         releaseCreditFree(released);
-    if (leftover)
-        requestWake();
-    else
-        settle();
+    settle(leftover);
     return released;
 }
 

@@ -8,6 +8,8 @@
 
 #include <QtCore/qvarlengtharray.h>
 
+#include <atomic>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -27,9 +29,31 @@ struct LaneSet
         tlLanesGone = true;
         // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
         // route what this thread queued, so that they cannot overtake it.
-        for (QFunnelLane *lane : std::as_const(lanes))
+        bool inFlight = false;
+        for (QFunnelLane *lane : std::as_const(lanes)) {
+            inFlight = inFlight
+                    || (lane->emittedSinceFlush() && !lane->canBypassRelay()
+                        && !lane->core()->isStopped());
             flushCurrentThread(lane->core(), lane);
+        }
+        if (inFlight)
+            warnFinishedInFlight();
         qDeleteAll(lanes);
+    }
+    // A QThread emits finished() right after run() returns, before any thread_local
+    // destructor; Qt runs nothing of a library in between (QThreadPrivate::finish()), and its
+    // thread data is gone by now. So calls this flush handed on may reach their receivers after
+    // finished() did.
+    static void warnFinishedInFlight()
+    {
+        static std::atomic<bool> warned { false };
+        // Relaxed: only whether this process warned yet.
+        if (warned.exchange(true, std::memory_order_relaxed))
+            return;
+        qWarning("QtFastConnect: a thread exited with calls emitted after its last flush() still "
+                 "on their way to their receivers. If it is a QThread, its finished() signal "
+                 "may reach receivers before them: call QtFastConnect::flush() (or "
+                 "QFunnel::flush()) as the last line of run(). (Printed once.)");
     }
 };
 

@@ -66,6 +66,13 @@ public:
             appendSlow(call, m_open && m_count + 1 < QFunnelBatch::Capacity);
     }
 
+    // Whether this thread emitted calls since its last flush() (this thread only).
+    bool emittedSinceFlush() const noexcept
+    {
+        return m_emitted.load(std::memory_order_relaxed) != m_emittedAtFlush;
+    }
+    void noteFlushed() noexcept { m_emittedAtFlush = m_emitted.load(std::memory_order_relaxed); }
+
     // Credits reserved by this thread; see QFunnelAdmission::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
     // Statistics: written by this lane's thread only (no locked instruction), summed on read.
@@ -113,6 +120,7 @@ private:
     bool m_handedOff = false; // the last batch filled up: the relay owns it, unsealed
     alignas(64) std::atomic<qsizetype> m_reserved { 0 }; // own line: touched on every call
     std::atomic<quint64> m_emitted { 0 }; // same line, same writer
+    quint64 m_emittedAtFlush = 0; // this lane's thread only
 };
 
 } // namespace QtFastConnectPrivate

@@ -46,13 +46,14 @@ public:
                 chain = find(inbox, call);
             call->next = chain->top;
             chain->top = call;
+            ++chain->n;
         }
         m_last = chain;
     }
     void flush()
     {
         for (Chain &c : m_chains)
-            c.inbox->push(c.top, c.bottom);
+            c.inbox->push(c.top, c.bottom, c.n);
         m_chains.clear();
         m_last = nullptr;
     }
@@ -63,6 +64,7 @@ private:
         QFunnelInbox *inbox;
         QFunnelCall *top;
         QFunnelCall *bottom;
+        quint32 n; // calls in the chain
     };
     // The chain of inbox, or a new one, whose bottom is first (the call about to be routed).
     Chain *find(QFunnelInbox *inbox, QFunnelCall *first)
@@ -71,7 +73,7 @@ private:
             if (c.inbox == inbox)
                 return &c;
         }
-        m_chains.append(Chain { inbox, nullptr, first });
+        m_chains.append(Chain { inbox, nullptr, first, 0 });
         return &m_chains.last();
     }
     QVarLengthArray<Chain, 8> m_chains;
