@@ -153,6 +153,8 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 evictOldest();
         }
     }
+    if (clock.isValid())
+        m_passTimeNs += clock.nsecsElapsed(); // see passFor()
     core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), creditsOf(settled));
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it

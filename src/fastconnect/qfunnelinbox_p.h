@@ -243,6 +243,9 @@ private:
     // wake-ups are queued. The count is changed by whoever posts, handles or discards one.
     std::atomic<int> m_resumesPending { 0 }; // posted and not handled or discarded; relaxed
     quint64 m_resumeFence = 0;
+    // Time the passes since the last Resume took (guarded by m_passLock): passes of wake-ups
+    // queued together share one budget.
+    qint64 m_passTimeNs = 0;
     // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the
     // timer that wakes the inbox for them; guarded by m_passLock (the flag also read by the
     // timer's handler).

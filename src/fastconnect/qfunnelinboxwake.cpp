@@ -158,6 +158,7 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
     if (kind == WakeKind::Resume) {
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
         fence = qMax(fence, m_resumeFence);
+        m_passTimeNs = 0;
     } else if (kind == WakeKind::Normal
                && m_resumesPending.load(std::memory_order_relaxed) > 0) {
         // The Resume wake-up behind this one runs these calls too: later, never earlier.
@@ -169,7 +170,11 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
     if (!m_first) {
         // Relaxed: a hint for flush() (postBarrier()), which posts a barrier when in doubt.
         m_completed.store(m_admitted, std::memory_order_relaxed);
-        return 0;
+        // Passes of wake-ups handled in one go by Qt's sendPostedEvents() would add up beyond
+        // one budget between two paints: once they used it, the next waits for a Resume, in
+        // the next event loop iteration.
+        if (m_passTimeNs < PassBudget.count() || kind == WakeKind::Barrier)
+            return 0;
     }
     m_resumeFence = qMax(m_resumeFence, fence);
     return m_resumeFence;
