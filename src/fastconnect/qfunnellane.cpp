@@ -29,26 +29,27 @@ struct LaneSet
         tlLanesGone = true;
         // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
         // route what this thread queued, so that they cannot overtake it.
-        bool inFlight = false;
+        QFunnelCore *inFlight = nullptr;
         for (QFunnelLane *lane : std::as_const(lanes)) {
-            inFlight = inFlight
-                    || (lane->emittedSinceFlush() && !lane->canBypassRelay()
-                        && !lane->core()->isStopped());
+            if (lane->emittedSinceFlush() && !lane->canBypassRelay() && !lane->core()->isStopped())
+                inFlight = lane->core();
             flushCurrentThread(lane->core(), lane);
         }
-        if (inFlight)
-            warnFinishedInFlight();
+        // Printed by the application's main thread: Qt's message handler is not safe in a
+        // thread's exit while the process may be tearing it down.
+        if (inFlight && !warnedFinishedInFlight.load(std::memory_order_relaxed))
+            runInApplicationThread(inFlight, &warnFinishedInFlight);
         qDeleteAll(lanes);
     }
     // A QThread emits finished() right after run() returns, before any thread_local
     // destructor; Qt runs nothing of a library in between (QThreadPrivate::finish()), and its
     // thread data is gone by now. So calls this flush handed on may reach their receivers after
     // finished() did.
-    static void warnFinishedInFlight()
+    static inline std::atomic<bool> warnedFinishedInFlight { false };
+    static void warnFinishedInFlight(QFunnelCore *)
     {
-        static std::atomic<bool> warned { false };
         // Relaxed: only whether this process warned yet.
-        if (warned.exchange(true, std::memory_order_relaxed))
+        if (warnedFinishedInFlight.exchange(true, std::memory_order_relaxed))
             return;
         qWarning("QtFastConnect: a thread exited with calls emitted after its last flush() still "
                  "on their way to their receivers. If it is a QThread, its finished() signal "

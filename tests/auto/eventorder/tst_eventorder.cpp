@@ -170,8 +170,9 @@ public:
     }
     bool event(QEvent *e) override
     {
+        // Before its type is read: a marker's (a no-op for other events).
+        QtFastConnectPrivate::qfcAnnotateAcquire(e);
         if (e->type() == MarkerEvent::type()) {
-            QtFastConnectPrivate::qfcAnnotateAcquire(e);
             marker(static_cast<MarkerEvent *>(e)->index);
             return true;
         }
