@@ -210,10 +210,14 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
             && QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here;
     const bool leftover = m_first || m_held;
     m_passLock.unlock();
-    if (resume)
-        postWake(resume, WakeKind::Resume);
-    else if (moved)
+    if (resume) {
+        // After a move, its fence also covers what the wake-ups lost there were for.
+        // acquire: as in wakeForAll().
+        postWake(moved ? qMax(resume, m_pushed.load(std::memory_order_acquire)) : resume,
+                 WakeKind::Resume);
+    } else if (moved) {
         settle(leftover);
+    }
 }
 
 void QFunnelInbox::wakeDiscarded(quint64 fence, WakeKind kind)
