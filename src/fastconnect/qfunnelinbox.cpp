@@ -13,10 +13,11 @@
 #include <QtFastConnect/qfastinvoke.h>
 
 #include <QtCore/qelapsedtimer.h>
-#include <limits>
 #include <QtCore/qtimer.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
+
+#include <limits>
 
 QT_BEGIN_NAMESPACE
 

@@ -54,12 +54,13 @@ class QFunnelInbox
 public:
     // A delivery pass stops after PassBudgetCalls calls or PassBudget of time (checked at most
     // every CheckEvery calls, see runPass()), then posts a resuming wake-up, which Qt delivers
-    // after the events already waiting. The time budget is what keeps a GUI's frame rate under a flood: while posted
-    // events are always pending, Qt's glib event dispatcher runs due timers at most every other
-    // event-loop iteration (a timer source that fired waits at idle priority until posted
-    // events were sent), so a repaint timer can wait for two passes. With 4 ms passes its p99
-    // interval was 21 ms at 60 frames per second; with 1 ms passes, 17 ms
-    // (benchmarks/responsiveness).
+    // after the events already waiting. The time budget is what keeps a GUI's frame rate under
+    // a flood: while posted events are always pending, Qt's glib event dispatcher runs due
+    // timers at most every other event-loop iteration (a timer source that fired waits at idle
+    // priority until posted events were sent), so a repaint timer can wait for two passes.
+    // With 4 ms passes its p99 interval was 21 ms at 60 frames per second; with 1 ms passes,
+    // 17 ms (benchmarks/responsiveness, 1 µs slots). Passes of wake-ups handled together share
+    // the budget (see passFor()).
     static constexpr int PassBudgetCalls = 8192;
     static constexpr std::chrono::nanoseconds PassBudget = std::chrono::milliseconds(1);
     static constexpr int CheckEvery = 128;

@@ -24,22 +24,8 @@
 
 namespace {
 
-#ifdef QFC_SANITIZED
-constexpr bool Sanitized = true;
-#else
-constexpr bool Sanitized = false;
-#endif
-#if defined(__SANITIZE_THREAD__)
-constexpr bool ThreadSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool ThreadSanitized = true;
-#else
-constexpr bool ThreadSanitized = false;
-#endif
-#else
-constexpr bool ThreadSanitized = false;
-#endif
+using QfcTest::Sanitized;
+using QfcTest::ThreadSanitized;
 
 // Only guards against a hang.
 constexpr int HangTimeoutMs = Sanitized ? 300000 : 120000;

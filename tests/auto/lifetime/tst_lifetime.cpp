@@ -41,11 +41,7 @@
 
 namespace {
 
-#ifdef QFC_SANITIZED
-constexpr bool Sanitized = true;
-#else
-constexpr bool Sanitized = false;
-#endif
+using QfcTest::Sanitized;
 
 // Only guards against a hang: a scenario that passes meets its condition long before.
 constexpr int HangTimeoutMs = Sanitized ? 60000 : 20000;
