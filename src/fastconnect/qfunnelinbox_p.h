@@ -164,7 +164,7 @@ private:
     // dropped), or their receiver is dead (counted as discarded).
     enum class Drop { Stopped, Evicted, Dead };
     // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
-    void requestWake(quint64 fence, WakeKind kind = WakeKind::Normal);
+    void requestWake(quint64 fence);
     // A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
     // acquire: pairs with push()'s count, so that the fence comes after those pushes.
     void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }

@@ -68,20 +68,18 @@ private:
 
 } // namespace
 
-void QFunnelInbox::requestWake(quint64 fence, WakeKind kind)
+void QFunnelInbox::requestWake(quint64 fence)
 {
-    if (kind == WakeKind::Normal) {
-        // A Normal wake-up already claimed with a fence as high covers these calls: its fence
-        // was counted after theirs (fences only grow with m_pushed), so it is posted after they
-        // were pushed. Relaxed: the claim is a number compared with another; what orders the
-        // calls for that wake-up's pass is m_pushed (see push()).
-        quint64 claimed = m_wakeFence.load(std::memory_order_relaxed);
-        do {
-            if (claimed >= fence)
-                return;
-        } while (!m_wakeFence.compare_exchange_weak(claimed, fence, std::memory_order_relaxed));
-    }
-    postWake(fence, kind);
+    // A Normal wake-up already claimed with a fence as high covers these calls: its fence was
+    // counted after theirs (fences only grow with m_pushed), so it is posted after they were
+    // pushed. Relaxed: the claim is a number compared with another; what orders the calls for
+    // that wake-up's pass is m_pushed (see push()).
+    quint64 claimed = m_wakeFence.load(std::memory_order_relaxed);
+    do {
+        if (claimed >= fence)
+            return;
+    } while (!m_wakeFence.compare_exchange_weak(claimed, fence, std::memory_order_relaxed));
+    postWake(fence, WakeKind::Normal);
 }
 
 bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
