@@ -37,7 +37,10 @@ using namespace QtFastConnectPrivate;
 
     The funnel is bounded: capacity() calls may be pending at once. By default a producer that
     finds the funnel full blocks until the receivers have made room (backpressure), so a slow
-    GUI thread slows its producers down instead of letting memory grow; overflowPolicy() and
+    GUI thread slows its producers down instead of letting memory grow. Blocked producers
+    resume once a quarter of the capacity is free again (a low-water mark: woken for every
+    return of room, they would compete for the CPU with the receiver's thread that makes it),
+    or within 100 ms if less room is made; overflowPolicy() and
     blockTimeout() choose counted drops instead. statistics() tells what went where. A thread
     that receives calls through any funnel never blocks in an emission: it is admitted over
     capacity and counted in overCapacityCalls(), because the calls that would make room may be

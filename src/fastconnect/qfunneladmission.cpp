@@ -144,10 +144,10 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
     while (!isStopped()) {
         qsizetype left = 0;
         if (takeChunk(r, &left)) {
-            // Room is returned as calls run and only one waiter is woken for it; a waiter that
-            // leaves room behind wakes the next one. So producers wake in proportion to the
-            // room made (each takes a chunk), not all at once, and none sleeps while room is
-            // left.
+            // Room is returned as calls run, and one waiter is woken once resumeLevel() credits
+            // are free; a waiter that leaves room behind wakes the next one. So producers wake
+            // in proportion to the room made (each takes a chunk), not all at once, and none
+            // sleeps longer than StallCheckMs while room is left.
             if (left > 0 && m_waiters.load(std::memory_order_seq_cst) > 1)
                 m_roomAvailable.notify_one();
             ok = true;
@@ -222,8 +222,8 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
 {
     if (!calls)
         return;
-    m_credits.fetch_add(calls, std::memory_order_seq_cst);
-    if (m_waiters.load(std::memory_order_seq_cst) > 0) {
+    const qsizetype free = m_credits.fetch_add(calls, std::memory_order_seq_cst) + calls;
+    if (free >= resumeLevel() && m_waiters.load(std::memory_order_seq_cst) > 0) {
         // One waiter; it wakes the next if it leaves room (see waitForCredit()). Taking the
         // lock orders this wake-up after a waiter's last look at the credits.
         std::lock_guard<std::mutex> locker(m_waitLock);
