@@ -31,8 +31,12 @@ struct LaneSet
         // route what this thread queued, so that they cannot overtake it.
         QFunnelCore *inFlight = nullptr;
         for (QFunnelLane *lane : std::as_const(lanes)) {
-            if (lane->emittedSinceFlush() && !lane->canBypassRelay() && !lane->core()->isStopped())
+            // An idle relay keeps a batch open whose calls it routed long ago: with none of the
+            // funnel's calls pending, none of this thread's is on its way either.
+            if (lane->emittedSinceFlush() && !lane->canBypassRelay() && !lane->core()->isStopped()
+                && lane->core()->admission().pendingCalls() > 0) {
                 inFlight = lane->core();
+            }
             flushCurrentThread(lane->core(), lane);
         }
         // Printed by the application's main thread: Qt's message handler is not safe in a
