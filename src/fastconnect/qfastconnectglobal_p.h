@@ -17,14 +17,16 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 
-// Thread-locals of this library (never of a header template, which a plugin may instantiate)
-// that sit on a per-call path: initial-exec, so that reading one costs a load instead of a
-// __tls_get_addr call (a shared library's default). They are a few bytes in all, which fits the
-// static TLS surplus glibc keeps for libraries loaded with dlopen().
-#if defined(Q_CC_GNU) || defined(Q_CC_CLANG)
-#define QFC_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#define QFC_TLS_INITIAL_EXEC
-#endif
+// Thread-locals keep the TLS model of a shared library (global-dynamic: each access looks its
+// address up through __tls_get_addr). Not initial-exec, which would be a plain load: the linker
+// then marks the library DF_STATIC_TLS, and a plugin that brings it in with dlopen() fails with
+// "cannot allocate memory in static TLS block" once other libraries used up glibc's small
+// surplus (tests/auto/plugin); Android's loader refuses such a library outright. Not TLS
+// descriptors (-mtls-dialect=gnu2) either, which would be nearly as cheap: on x86-64, glibc
+// before 2.40 (Debian 12 has 2.36) clobbers vector registers on the descriptors' path of a
+// dlopen()ed library, glibc bug 31372. On the per-call paths each function looks up one
+// thread_local (the lane cache, the invoke slot cache). Measured against initial-exec (Release,
+// scripts/callgrind-per-thread.sh, all threads): a funnel call 398 -> 417 instructions, an
+// invoke() 220 -> 266 (it looks up two: its slot cache and the lane).
 
 #endif // QFASTCONNECTGLOBAL_P_H

@@ -89,10 +89,10 @@ void invokeSlotImpl(QFunnelSlotOp op, void *, QObject *receiver, QFunnelCall *c)
 
 class InvokeSlotCache;
 // This thread's cache once it was set up; null again after thread exit destroyed it.
-thread_local InvokeSlotCache *t_invokeSlots QFC_TLS_INITIAL_EXEC = nullptr;
+thread_local InvokeSlotCache *t_invokeSlots = nullptr;
 // Set when thread exit destroyed the cache: an invoke from a later thread_local destructor must
 // not set it up again (its storage is gone). Trivially destructible, so it outlives the cache.
-thread_local bool t_invokeSlotsGone QFC_TLS_INITIAL_EXEC = false;
+thread_local bool t_invokeSlotsGone = false;
 
 // The calling thread's recently used invoke slot objects, each holding a reference. A handful
 // of entries covers the usual "a worker reports to one or two receivers"; a miss costs the

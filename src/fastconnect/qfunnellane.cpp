@@ -16,7 +16,7 @@ namespace QtFastConnectPrivate {
 
 // Set when thread exit destroyed this thread's lanes: an emission from a later thread_local
 // destructor must not touch them. Trivially destructible, so it outlives the lane set.
-thread_local bool tlLanesGone QFC_TLS_INITIAL_EXEC = false;
+thread_local bool tlLanesGone = false;
 
 // This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
 struct LaneSet
@@ -24,8 +24,7 @@ struct LaneSet
     QVarLengthArray<QFunnelLane *, 4> lanes;
     ~LaneSet()
     {
-        QFunnelLane::tlCachedCore = nullptr;
-        QFunnelLane::tlCachedLane = nullptr;
+        QFunnelLane::tlCache = { nullptr, nullptr };
         tlLanesGone = true;
         // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
         // route what this thread queued, so that they cannot overtake it.
@@ -102,8 +101,7 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
         lane = new QFunnelLane(core);
         set.lanes.append(lane);
     }
-    tlCachedCore = core; // the lane holds a reference: core cannot be reused meanwhile
-    tlCachedLane = lane;
+    tlCache = { core, lane }; // the lane holds a reference: core cannot be reused meanwhile
     return lane;
 }
 

@@ -91,14 +91,16 @@ public:
     // The calling thread's lane for core (created on first use).
     static QFunnelLane *forCurrentThread(QFunnelCore *core)
     {
-        if (Q_LIKELY(tlCachedCore == core))
-            return tlCachedLane;
+        const LaneCache &cache = tlCache; // one TLS address lookup for both fields
+        if (Q_LIKELY(cache.core == core))
+            return cache.lane;
         return forCurrentThreadSlow(core);
     }
     // The same if it is the lane this thread used last, else nullptr (no lookup).
     static QFunnelLane *cachedForCurrentThread(const QFunnelCore *core) noexcept
     {
-        return tlCachedCore == core ? tlCachedLane : nullptr;
+        const LaneCache &cache = tlCache;
+        return cache.core == core ? cache.lane : nullptr;
     }
 
 private:
@@ -106,12 +108,17 @@ private:
     // sealed: append() found m_open sealed (the call is not in it).
     void appendSlow(QFunnelCall *call, bool sealed);
 
-    // The lane this thread used last. Trivially destructible and initial-exec, so that the
-    // common case costs two loads instead of a __tls_get_addr call (a shared library's default).
-    // Defined here with their constant initializers: declared without, every use would first
-    // check for a dynamic initializer that another translation unit might define.
-    static inline thread_local QFunnelCore *tlCachedCore QFC_TLS_INITIAL_EXEC = nullptr;
-    static inline thread_local QFunnelLane *tlCachedLane QFC_TLS_INITIAL_EXEC = nullptr;
+    // The lane this thread used last, and its funnel. One trivially destructible thread_local,
+    // so that the common case costs one TLS address lookup (__tls_get_addr: see
+    // qfastconnectglobal_p.h) and two loads. Defined here with its constant initializer:
+    // declared without, every use would first check for a dynamic initializer that another
+    // translation unit might define.
+    struct LaneCache
+    {
+        QFunnelCore *core;
+        QFunnelLane *lane;
+    };
+    static inline thread_local LaneCache tlCache = { nullptr, nullptr };
     friend struct LaneSet;
 
     QFunnelCore *const m_core; // holds a reference
