@@ -9,6 +9,7 @@
 #include <QtCore/qobject.h>
 
 #include <chrono>
+#include <cstring>
 #include <type_traits>
 
 QT_BEGIN_NAMESPACE
@@ -118,18 +119,43 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+// Compares two slot keys of the same kind and size, each keySize bytes at any alignment.
+using QFunnelSlotKeyEqual = bool (*)(const void *a, const void *b);
+
+// For a member function pointer of type Func: with ==, as Qt compares slots. Equal pointers
+// need not have equal bytes (MSVC's representations for classes of unknown inheritance carry
+// padding of unspecified content).
+template<typename Func>
+bool slotKeyEqual(const void *a, const void *b) noexcept
+{
+    Func x;
+    Func y;
+    std::memcpy(static_cast<void *>(&x), a, sizeof(Func));
+    std::memcpy(static_cast<void *>(&y), b, sizeof(Func));
+    return x == y;
+}
+
 // Makes a funnel connection with connect(context) and records it for Qt::UniqueConnection and
 // for disconnect by slot, which Qt cannot answer for us (it only sees the capture). slotKey
-// identifies the slot (a member function pointer's bytes, a method index; nullptr for a
-// functor, which matches nothing). Under Qt::UniqueConnection the check and the record are one
-// step for other connects; a refused connect returns an invalid connection without calling
-// connect.
+// identifies the slot (a member function pointer, a method index; nullptr for a functor, which
+// matches nothing); equal compares two of its kind (nullptr: by their bytes). Under
+// Qt::UniqueConnection the check and the record are one step for other connects; a refused
+// connect returns an invalid connection without calling connect.
 using QFunnelConnectFn = QMetaObject::Connection (*)(void *context);
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+                char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal,
+                int mode, QFunnelConnectFn connect, void *context);
+
+Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
+                                           const QObject *receiver, char kind, const void *slotKey,
+                                           size_t keySize, QFunnelSlotKeyEqual equal);
+
+// The same, comparing keys by their bytes: what code built against earlier headers calls.
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
                 char kind, const void *slotKey, size_t keySize, int mode, QFunnelConnectFn connect,
                 void *context);
-
 Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
                                            const QObject *receiver, char kind, const void *slotKey,
                                            size_t keySize);
@@ -139,7 +165,7 @@ template<typename Func1, typename Slot, typename Stored, typename MakeSlot>
 QMetaObject::Connection
 connectTyped(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
              Func1 signal, const QObject *receiver, char kind, const void *slotKey, size_t keySize,
-             QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
+             QFunnelSlotKeyEqual equal, QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
 {
     auto connect = [&]() {
         return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(), mode);
@@ -147,7 +173,7 @@ connectTyped(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::
     using Connect = decltype(connect);
     return connectRecorded(
             sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), receiver, kind,
-            slotKey, keySize, mode.toInt(),
+            slotKey, keySize, equal, mode.toInt(),
             [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
 }
 
@@ -182,7 +208,9 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     using Slot =
             QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
     return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(funnel, sender, signal, receiver,
-                                                                   'P', &slot, sizeof(slot), mode,
+                                                                   'P', &slot, sizeof(slot),
+                                                                   &QtFastConnectPrivate::slotKeyEqual<Func2>,
+                                                                   mode,
                                                                    [&] { return new Slot(slot); });
 }
 
@@ -212,7 +240,7 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "std::move(value)) instead.");
     using Slot = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
     return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, 'F', nullptr, 0, mode,
+            funnel, sender, signal, context, 'F', nullptr, 0, nullptr, mode,
             [&] { return new Slot(F(std::forward<Func2>(functor))); });
 }
 
@@ -266,7 +294,8 @@ disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Fun
            const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot)
 {
     return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal), receiver,
-                                                  'P', &slot, sizeof(slot));
+                                                  'P', &slot, sizeof(slot),
+                                                  &QtFastConnectPrivate::slotKeyEqual<Func2>);
 }
 
 template<typename Func1>
@@ -276,7 +305,7 @@ inline bool disconnect(const typename QtPrivate::FunctionPointer<Func1>::Object 
 {
     Q_UNUSED(slot);
     return QtFastConnectPrivate::disconnectFunnel(sender, QMetaMethod::fromSignal(signal), receiver,
-                                                  'P', nullptr, 0);
+                                                  'P', nullptr, 0, nullptr);
 }
 
 Q_FASTCONNECT_EXPORT void flush();

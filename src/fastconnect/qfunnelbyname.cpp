@@ -174,7 +174,7 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     };
     using Connect = decltype(connect);
     return connectRecorded(
-            sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex), mode.toInt(),
+            sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex), nullptr, mode.toInt(),
             [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
 }
 

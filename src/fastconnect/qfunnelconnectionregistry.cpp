@@ -17,15 +17,28 @@ QFunnelRegistry &QFunnelRegistry::instance()
     return *r;
 }
 
+// Keys of one kind and size name the same slot if they compare equal as their type does (a
+// member function pointer with ==); keys from code built against earlier headers carry no
+// comparison, and compare by bytes unless the other key has one.
+bool QFunnelRegistry::SlotKey::matches(const SlotKey &other) const
+{
+    if (bytes.size() != other.bytes.size() || bytes.isEmpty() || bytes.front() != other.bytes.front())
+        return false;
+    const QFunnelSlotKeyEqual eq = equal ? equal : other.equal;
+    if (!eq)
+        return bytes == other.bytes;
+    return eq(bytes.constData() + 1, other.bytes.constData() + 1);
+}
+
 bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
-                                   const QByteArray &slotKey)
+                                   const SlotKey &slotKey)
 {
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
         return false;
     for (const Entry &e : std::as_const(*it)) {
-        if (e.signalIndex == signalIndex && e.receiver == receiver && e.slotKey == slotKey
-            && e.handle) {
+        if (e.signalIndex == signalIndex && e.receiver == receiver && e.handle
+            && e.slotKey.matches(slotKey)) {
             return true;
         }
     }
@@ -45,7 +58,7 @@ void QFunnelRegistry::add(const QObject *sender, Entry entry)
 
 QList<QMetaObject::Connection> QFunnelRegistry::take(const QObject *sender, int signalIndex,
                                                      const QObject *receiver,
-                                                     const QByteArray &slotKey)
+                                                     const SlotKey &slotKey)
 {
     QList<QMetaObject::Connection> found;
     qfcAnnotateAcquire(&qfcConnectionListReaders); // dropped handles may free connections
@@ -57,7 +70,7 @@ QList<QMetaObject::Connection> QFunnelRegistry::take(const QObject *sender, int 
             return true;
         if ((signalIndex >= 0 && e.signalIndex != signalIndex)
             || (receiver && e.receiver != receiver)
-            || (!slotKey.isEmpty() && e.slotKey != slotKey)) {
+            || (!slotKey.isEmpty() && !e.slotKey.matches(slotKey))) {
             return false;
         }
         found.append(e.handle);
@@ -83,22 +96,23 @@ void QFunnelRegistry::purgeDead()
 // The public header's side of the registry: every typed, by-name and by-QMetaMethod connect
 // goes through connectRecorded().
 
-static QByteArray makeSlotKey(char kind, const void *slotKey, size_t keySize)
+static QFunnelRegistry::SlotKey makeSlotKey(char kind, const void *slotKey, size_t keySize,
+                                            QFunnelSlotKeyEqual equal)
 {
     if (!slotKey)
-        return QByteArray();
+        return {};
     QByteArray key(1, kind);
     key.append(static_cast<const char *>(slotKey), qsizetype(keySize));
-    return key;
+    return { key, equal };
 }
 
 QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod &signal,
                                         const QObject *receiver, char kind, const void *slotKey,
-                                        size_t keySize, int mode, QFunnelConnectFn connect,
-                                        void *context)
+                                        size_t keySize, QFunnelSlotKeyEqual equal, int mode,
+                                        QFunnelConnectFn connect, void *context)
 {
     const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
-    const QByteArray key = makeSlotKey(kind, slotKey, keySize);
+    const QFunnelRegistry::SlotKey key = makeSlotKey(kind, slotKey, keySize, equal);
     QFunnelRegistry &reg = QFunnelRegistry::instance();
     // Under Qt::UniqueConnection, held from the check until the record: one step for other
     // connects. (A bad sender, receiver or signal is left to the connect to report.)
@@ -123,13 +137,23 @@ QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod
     return c;
 }
 
+QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod &signal,
+                                        const QObject *receiver, char kind, const void *slotKey,
+                                        size_t keySize, int mode, QFunnelConnectFn connect,
+                                        void *context)
+{
+    return connectRecorded(sender, signal, receiver, kind, slotKey, keySize, nullptr, mode,
+                           connect, context);
+}
+
 QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,
                                                const QObject *receiver, char kind,
-                                               const void *slotKey, size_t keySize)
+                                               const void *slotKey, size_t keySize,
+                                               QFunnelSlotKeyEqual equal)
 {
     QFunnelRegistry &reg = QFunnelRegistry::instance();
     std::lock_guard<std::recursive_mutex> locker(reg.lock());
-    return reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize));
+    return reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize, equal));
 }
 
 } // namespace QtFastConnectPrivate

@@ -35,11 +35,20 @@ namespace QtFastConnectPrivate {
 class QFunnelRegistry
 {
 public:
+    // A slot as connect() and disconnect() name it: its kind and key (see connectRecorded() in
+    // qfastconnect.h), and how two keys of its kind compare.
+    struct SlotKey
+    {
+        QByteArray bytes; // the kind, then the key; empty: a functor, which matches no slot
+        QFunnelSlotKeyEqual equal = nullptr; // nullptr: equal bytes
+        bool isEmpty() const noexcept { return bytes.isEmpty(); }
+        bool matches(const SlotKey &other) const;
+    };
     struct Entry
     {
         int signalIndex; // QMetaObjectPrivate::signalIndex() of the signal
         const QObject *receiver; // receiver or context; never dereferenced
-        QByteArray slotKey; // empty: a functor, which matches no slot
+        SlotKey slotKey;
         QMetaObject::Connection handle;
     };
 
@@ -52,12 +61,12 @@ public:
 
     // With lock() held.
     bool containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
-                      const QByteArray &slotKey);
+                      const SlotKey &slotKey);
     void add(const QObject *sender, Entry entry);
     // Removes and returns the live connections that match; signalIndex -1, receiver nullptr
     // and an empty slotKey match anything.
     QList<QMetaObject::Connection> take(const QObject *sender, int signalIndex,
-                                        const QObject *receiver, const QByteArray &slotKey);
+                                        const QObject *receiver, const SlotKey &slotKey);
 
 private:
     void purgeDead();
@@ -72,7 +81,8 @@ private:
 // slotKey and keySize as for connectRecorded() in qfastconnect.h.
 QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,
                                                const QObject *receiver, char kind,
-                                               const void *slotKey, size_t keySize);
+                                               const void *slotKey, size_t keySize,
+                                               QFunnelSlotKeyEqual equal);
 
 } // namespace QtFastConnectPrivate
 

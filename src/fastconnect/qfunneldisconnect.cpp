@@ -14,7 +14,7 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
-                      char kind, const void *slotKey, size_t keySize)
+                      char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal)
 {
     if (!sender) {
         qWarning("QtFastConnect::disconnect: unexpected nullptr parameter");
@@ -27,12 +27,18 @@ bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QO
     }
     const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
     const QList<QMetaObject::Connection> cut =
-            takeConnections(sender, signalIndex, receiver, kind, slotKey, keySize);
+            takeConnections(sender, signalIndex, receiver, kind, slotKey, keySize, equal);
     // Outside the registry lock: disconnecting may destroy slot objects and run destructors.
     bool any = false;
     for (const QMetaObject::Connection &c : std::as_const(cut))
         any |= QObject::disconnect(c);
     return any;
+}
+
+bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+                      char kind, const void *slotKey, size_t keySize)
+{
+    return disconnectFunnel(sender, signal, receiver, kind, slotKey, keySize, nullptr);
 }
 
 } // namespace QtFastConnectPrivate
@@ -87,7 +93,8 @@ bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal,
 {
     const int methodIndex = method.isValid() ? method.methodIndex() : -1;
     return disconnectFunnel(sender, signal, receiver, 'M',
-                            method.isValid() ? &methodIndex : nullptr, sizeof(methodIndex));
+                            method.isValid() ? &methodIndex : nullptr, sizeof(methodIndex),
+                            nullptr);
 }
 
 /*!

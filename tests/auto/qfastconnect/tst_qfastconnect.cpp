@@ -94,6 +94,27 @@ struct CountedFunctor
     void operator()() const { ++*calls; }
 };
 
+// A receiver with a second base class: a member function pointer to that base's function,
+// converted to the receiver's class, carries a this-adjustment, and one to a virtual function a
+// vtable offset. Qt compares such pointers with ==.
+class Mixin
+{
+public:
+    virtual ~Mixin() = default;
+    void onMixin(int) { ++mixinCalls; }
+    int mixinCalls = 0;
+};
+
+class MultiReceiver : public QObject, public Mixin
+{
+    Q_OBJECT
+public:
+    void onDirect(int) { ++directCalls; }
+    virtual void onVirtual(int) { ++virtualCalls; }
+    int directCalls = 0;
+    int virtualCalls = 0;
+};
+
 class tst_QFastConnect : public QObject
 {
     Q_OBJECT
@@ -115,6 +136,8 @@ private Q_SLOTS:
     void nestedEventLoopInSlotReceivesCalls();
     void byValueSlotGetsOneCopy();
     void badInput();
+    void uniqueAndDisconnectWithMultipleInheritance_data();
+    void uniqueAndDisconnectWithMultipleInheritance();
 };
 
 void tst_QFastConnect::init()
@@ -445,6 +468,58 @@ void tst_QFastConnect::badInput()
     // None of these left a live connection behind.
     Q_EMIT producer.plain();
     QCOMPARE(QFunnel::globalInstance()->pendingCalls(), 0);
+}
+
+void tst_QFastConnect::uniqueAndDisconnectWithMultipleInheritance_data()
+{
+    QTest::addColumn<bool>("funnel");
+    QTest::newRow("qt-queued") << false; // the oracle
+    QTest::newRow("funnel") << true;
+}
+
+// Qt::UniqueConnection refuses a second connection to the same slot, and disconnect by slot
+// cuts exactly that slot's connection, for each kind of member function pointer.
+void tst_QFastConnect::uniqueAndDisconnectWithMultipleInheritance()
+{
+    QFETCH(bool, funnel);
+    using Slot = void (MultiReceiver::*)(int);
+    const Slot slots[] = { &MultiReceiver::onDirect, &MultiReceiver::onVirtual,
+                           static_cast<Slot>(&Mixin::onMixin) };
+    Producer producer;
+    MultiReceiver receiver;
+    const auto connect = [&](Slot slot) {
+        const Qt::ConnectionType unique = Qt::ConnectionType(Qt::QueuedConnection
+                                                             | Qt::UniqueConnection);
+        return bool(funnel ? QtFastConnect::connect(&producer, &Producer::sequenced, &receiver,
+                                                    slot, QtFastConnect::FunnelConnection
+                                                            | Qt::UniqueConnection)
+                           : QObject::connect(&producer, &Producer::sequenced, &receiver, slot,
+                                              unique));
+    };
+    const auto disconnect = [&](Slot slot) {
+        return funnel ? QtFastConnect::disconnect(&producer, &Producer::sequenced, &receiver, slot)
+                      : QObject::disconnect(&producer, &Producer::sequenced, &receiver, slot);
+    };
+    for (Slot slot : slots)
+        QVERIFY(connect(slot));
+    for (Slot slot : slots) {
+        const Slot copy = slot; // an equal pointer, not the same object
+        QVERIFY(!connect(copy));
+    }
+    Q_EMIT producer.sequenced(0, 1);
+    QTRY_COMPARE(receiver.mixinCalls, 1);
+    QCOMPARE(receiver.directCalls, 1);
+    QCOMPARE(receiver.virtualCalls, 1);
+
+    QVERIFY(disconnect(static_cast<Slot>(&Mixin::onMixin)));
+    QVERIFY(!disconnect(static_cast<Slot>(&Mixin::onMixin)));
+    Q_EMIT producer.sequenced(0, 2);
+    QTRY_COMPARE(receiver.directCalls, 2);
+    QCOMPARE(receiver.virtualCalls, 2);
+    QCOMPARE(receiver.mixinCalls, 1);
+    QVERIFY(disconnect(&MultiReceiver::onVirtual));
+    QVERIFY(disconnect(&MultiReceiver::onDirect));
+    QVERIFY(!disconnect(&MultiReceiver::onDirect));
 }
 
 QTEST_MAIN(tst_QFastConnect)
