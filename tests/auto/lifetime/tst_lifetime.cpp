@@ -33,6 +33,7 @@
 #include <atomic>
 #include <functional>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -55,11 +56,14 @@ quint64 envNumber(const char *name, quint64 fallback)
     return ok && v > 0 ? v : fallback;
 }
 
-// printf-style message for QFAIL and QVERIFY2.
-template<typename... Args>
-QByteArray text(const char *format, Args... args)
+// printf-style message for QFAIL and QVERIFY2; the compiler checks the arguments.
+Q_ATTRIBUTE_FORMAT_PRINTF(1, 2) QByteArray text(const char *format, ...)
 {
-    return QString::asprintf(format, args...).toUtf8();
+    va_list ap;
+    va_start(ap, format);
+    const QString s = QString::vasprintf(format, ap);
+    va_end(ap);
+    return s.toUtf8();
 }
 
 // Waits for done() while this thread's events run; false at the deadline.
@@ -97,7 +101,8 @@ class BoundedThread
 public:
     template<typename F>
     explicit BoundedThread(F &&f)
-        : m_thread([finished = m_finished, f = std::forward<F>(f)]() mutable {
+        : m_finished(std::make_shared<std::atomic<bool>>(false)),
+          m_thread([finished = m_finished, f = std::forward<F>(f)]() mutable {
               f();
               finished->store(true);
           })
@@ -123,7 +128,7 @@ public:
 
 private:
     // Shared: a detached thread may still set it. Before m_thread: set up before it starts.
-    std::shared_ptr<std::atomic<bool>> m_finished = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<std::atomic<bool>> m_finished;
     std::thread m_thread;
 };
 
@@ -625,7 +630,7 @@ void tst_Lifetime::stuckReceiverDoesNotStallOthers()
 {
     QFETCH(int, path);
     QFETCH(int, stuck);
-    const quint64 iterations = Sanitized ? 20000 : 100000;
+    constexpr quint64 iterations = Sanitized ? 20000 : 100000;
     const bool finishes = stuck == FinishedThread || stuck == InvokeFinishedThread;
     const bool invokes = stuck == InvokeFinishedThread;
 
@@ -668,7 +673,7 @@ void tst_Lifetime::stuckReceiverDoesNotStallOthers()
         else
             Q_EMIT s->producer.toStuck(v);
     };
-    s->emitter = std::make_unique<BoundedThread>([s, toStuck, finishes, iterations] {
+    s->emitter = std::make_unique<BoundedThread>([s, toStuck, finishes] {
         if (finishes) {
             // While the stuck receiver's thread still runs (an invoke also sets up this
             // thread's route to it); then the test lets that thread finish.
@@ -809,7 +814,7 @@ void tst_Lifetime::twoFunnelsRequestReply()
 void tst_Lifetime::nestedEventLoopRunsBurst()
 {
     QFETCH(int, path);
-    const int total = Sanitized ? 10000 : 50000; // below the global funnel's capacity
+    constexpr int total = Sanitized ? 10000 : 50000; // below the global funnel's capacity
     Producer producer;
     NestingReceiver receiver;
     receiver.expected = total;
@@ -820,7 +825,7 @@ void tst_Lifetime::nestedEventLoopRunsBurst()
         QVERIFY(QtFastConnect::connect(&producer, &Producer::value, &receiver,
                                        &NestingReceiver::onValue));
     }
-    BoundedThread emitter([&producer, &receiver, path, total] {
+    BoundedThread emitter([&producer, &receiver, path] {
         Q_EMIT producer.value(0);
         QDeadlineTimer deadline(HangTimeoutMs);
         while (!receiver.firstCallRunning.load() && !deadline.hasExpired())
