@@ -3,10 +3,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Runs a command in this source tree inside a Debian root that has a newer Qt than the host:
-# trixie (Debian 13, Qt 6.8 LTS) or sid (Debian unstable, the newest Qt 6). The root is made
-# once with mmdebstrap from the mirror in the host's apt sources and cached outside the clone
-# (${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}/<suite>), so later runs start at once;
-# delete that directory to bootstrap it again (e.g. to pick up a newer Qt in sid).
+# trixie (Debian 13, Qt 6.8 LTS) or sid (Debian unstable, the newest Qt 6); or one of another
+# architecture that runs natively here: bookworm-i386 (Debian 12 for 32-bit x86, Qt 6.4, run
+# under "setarch i686"). The root is made once with mmdebstrap from the mirror in the host's apt
+# sources and cached outside the clone (${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}/<root>),
+# so later runs start at once; delete that directory to bootstrap it again (e.g. to pick up a
+# newer Qt in sid).
 #
 # The tree is bind-mounted at /src/qtfastconnect, the command runs there as root, with the
 # root's own toolchain and Qt. /proc and the bind mount live in a private mount namespace: they
@@ -18,18 +20,24 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { echo "usage: $0 [--bootstrap] trixie|sid [command [arg...]]" >&2; exit 2; }
+usage() { echo "usage: $0 [--bootstrap] trixie|sid|bookworm-i386 [command [arg...]]" >&2; exit 2; }
 
 bootstrap_only=0
 [[ "${1:-}" == "--bootstrap" ]] && { bootstrap_only=1; shift; }
-suite=${1:-}
-case "$suite" in trixie|sid) ;; *) usage ;; esac
+name=${1:-}
+arch_args=()
+personality=()
+case "$name" in
+    trixie|sid) suite=$name ;;
+    bookworm-i386) suite=bookworm; arch_args=(--architectures=i386); personality=(setarch i686) ;;
+    *) usage ;;
+esac
 shift
 
 [[ $EUID -eq 0 ]] || { echo "$0: chroot and mmdebstrap need root" >&2; exit 1; }
 
 roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}
-root=$roots/$suite
+root=$roots/$name
 mountpoint=/src/qtfastconnect
 
 # The mirror the host already uses (deb822 sources first, then the one-line format).
@@ -47,22 +55,22 @@ host_mirror() {
 bootstrap() {
     mkdir -p "$roots"
     # One bootstrap at a time per suite; a second run waits and then finds the root made.
-    exec 9>"$roots/.$suite.lock"
+    exec 9>"$roots/.$name.lock"
     flock 9
     if [[ ! -x "$root/usr/bin/qmake6" ]]; then
-        "$here/scripts/install-deps.sh" mmdebstrap
+        "$here/scripts/install-deps.sh" mmdebstrap ${arch_args[@]:+arch-test}
         local mirror tmp
         mirror=$(host_mirror)
         tmp=$root.partial
         rm -rf "$tmp"
-        echo "qt-root: bootstrapping Debian $suite from $mirror into $root (about 1.2 GB)" >&2
+        echo "qt-root: bootstrapping Debian $name from $mirror into $root (about 1.2 GB)" >&2
         # Check-Valid-Until: sid's (and security's) Release files expire within days; a mirror
         # snapshot or a cached root must stay usable. mmdebstrap keeps the option in the root.
-        mmdebstrap --variant=minbase \
+        mmdebstrap --variant=minbase "${arch_args[@]}" \
             --include=qt6-base-dev,qt6-base-private-dev,qt6-documentation-tools,libtbb-dev,cmake,ninja-build,g++,make,git,ca-certificates \
             --aptopt='Acquire::Check-Valid-Until "false"' \
-            "$suite" "$tmp" "$mirror" >"$roots/$suite.log" 2>&1 ||
-            { tail -n 20 "$roots/$suite.log" >&2; exit 1; }
+            "$suite" "$tmp" "$mirror" >"$roots/$name.log" 2>&1 ||
+            { tail -n 20 "$roots/$name.log" >&2; exit 1; }
         mv "$tmp" "$root"
     fi
     exec 9>&-
@@ -77,12 +85,12 @@ mkdir -p "$root$mountpoint"
 
 # A clean environment: nothing of the host's (LD_LIBRARY_PATH, PATH, ...) leaks into the root.
 env_vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
-          LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$suite")
+          LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$name")
 for v in CI QFC_SOAK_SECONDS QTFASTCONNECT_BENCH_QUICK QFC_COMMIT; do
     [[ -n "${!v:-}" ]] && env_vars+=("$v=${!v}")
 done
 
-exec unshare --mount --propagation private -- bash -c '
+exec "${personality[@]}" unshare --mount --propagation private -- bash -c '
     set -euo pipefail
     root=$1 src=$2 mnt=$3; shift 3
     mount -t proc proc "$root/proc"

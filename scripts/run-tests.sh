@@ -8,22 +8,37 @@
 #   6.4     the host's Qt (Debian 12: Qt 6.4.2)
 #   6.8     Qt 6.8 LTS, in a Debian 13 "trixie" root (scripts/qt-root.sh trixie)
 #   newest  the newest Qt 6, in a Debian unstable "sid" root (scripts/qt-root.sh sid)
-# Without --qt it runs all three in that order, each to its end, and fails if any failed. Each
-# version prints one summary line; the last lines repeat them with the total time.
-# The roots are bootstrapped on first use (about a minute each) and cached outside the clone.
+# and then each platform stage (scripts/lib/run-platform.sh):
+#   clang    the host's clang (libstdc++), warnings as errors
+#   i386     32-bit x86 in a Debian 12 i386 root (scripts/qt-root.sh bookworm-i386)
+#   windows, arm64, armhf   not built yet: each prints why
+# Without --qt or --platform it runs all of them in that order, each to its end, and fails if
+# any failed. Each prints one summary line; the last lines repeat them with the total time.
+# The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
 #
-# Usage: scripts/run-tests.sh [--qt 6.4|6.8|newest] [--no-sanitizers]
+# Usage: scripts/run-tests.sh [--qt 6.4|6.8|newest | --platform NAME] [--no-sanitizers]
+#   --qt V           only that Qt version
+#   --platform NAME  only that platform stage (clang, i386, windows, arm64, armhf)
 #   --no-sanitizers  skips the ASan+UBSan and TSan runs (a quicker developer loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: $0 [--qt 6.4|6.8|newest] [--no-sanitizers]" >&2; exit 2; }
+usage() {
+    echo "usage: $0 [--qt 6.4|6.8|newest | --platform clang|i386|windows|arm64|armhf]" \
+         "[--no-sanitizers]" >&2
+    exit 2
+}
 versions=(6.4 6.8 newest)
+platforms=(clang i386 windows arm64 armhf)
 suite_args=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --qt) [[ $# -ge 2 ]] || usage
-              case "$2" in 6.4|6.8|newest) versions=("$2") ;; *) usage ;; esac
+              case "$2" in 6.4|6.8|newest) versions=("$2"); platforms=() ;; *) usage ;; esac
+              shift ;;
+        --platform) [[ $# -ge 2 ]] || usage
+              case "$2" in clang|i386|windows|arm64|armhf) platforms=("$2"); versions=() ;;
+                           *) usage ;; esac
               shift ;;
         --no-sanitizers) suite_args+=(--no-sanitizers) ;;
         *) usage ;;
@@ -57,7 +72,19 @@ for v in "${versions[@]}"; do
     fi
 done
 
+for p in "${platforms[@]}"; do
+    summary=build-summaries/platform-$p.txt
+    rm -f "$summary"
+    echo "==== platform $p" >&2
+    scripts/lib/run-platform.sh --summary "$summary" "$p" || status=1
+    if [[ -s "$summary" ]]; then
+        summaries+=("$(cat "$summary")")
+    else
+        summaries+=("platform $p: FAILED before any stage ran")
+    fi
+done
+
 echo
 printf '%s\n' "${summaries[@]}"
-echo "total: $((SECONDS - started)) s for Qt ${versions[*]}$([[ $status -eq 0 ]] || echo ', FAILED')"
+echo "total: $((SECONDS - started)) s for${versions[*]:+ Qt ${versions[*]}}${platforms[*]:+${versions[*]:+,} platforms ${platforms[*]}}$([[ $status -eq 0 ]] || echo ', FAILED')"
 exit $status
