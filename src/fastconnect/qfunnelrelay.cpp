@@ -5,6 +5,7 @@
 #include "qfunnelconnection_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelinbox_p.h"
+#include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -12,11 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <vector>
-
-#ifdef Q_OS_LINUX
-#include <pthread.h>
-#include <sys/prctl.h>
-#endif
 
 QT_BEGIN_NAMESPACE
 
@@ -107,11 +103,8 @@ bool QFunnelRelay::isRelayThread() noexcept
 void QFunnelRelay::run()
 {
     t_relayThread = true;
-#ifdef Q_OS_LINUX
-    pthread_setname_np(pthread_self(), "QFunnel relay");
-    // The round interval is short; the default 50 µs timer slack would double it.
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-#endif
+    setUpRelayThread();
+    QFunnelShortSleep sleep;
     std::vector<HeldBatch> held;
     held.reserve(64);
     Router router;
@@ -186,7 +179,7 @@ void QFunnelRelay::run()
         else if (routed < BusyRoundCalls / 4)
             intervalUs = std::max(intervalUs / 2, RoundIntervalUs);
         if (!held.empty())
-            std::this_thread::sleep_for(std::chrono::microseconds(intervalUs));
+            sleep.sleep(std::chrono::microseconds(intervalUs));
     }
 }
 

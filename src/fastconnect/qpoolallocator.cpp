@@ -2,16 +2,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qpoolallocator_p.h"
+#include "qfunnelplatform_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
 #include <cstdlib>
 #include <utility>
-
-#if defined(Q_OS_UNIX)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 #if defined(QT_FASTCONNECT_POOL_ASAN) && __has_include(<sanitizer/lsan_interface.h>)
 #include <sanitizer/lsan_interface.h>
@@ -360,27 +356,10 @@ struct PageCache
 // Constant-initialized and trivially destructible: usable during static destruction.
 Q_CONSTINIT PageCache pageCache;
 
-bool systemPagesAre4KiB()
-{
-#if defined(Q_OS_UNIX)
-    static const bool is4KiB = sysconf(_SC_PAGESIZE) == long(QPoolPageSize);
-    return is4KiB;
-#else
-    return false;
-#endif
-}
-
-char *mapPages(qsizetype count)
+char *mapPoolPages(qsizetype count)
 {
     const std::size_t bytes = std::size_t(count) * QPoolPageSize;
-#if defined(Q_OS_UNIX)
-    // System pages are at least 4 KiB wherever Qt runs, so mmap() returns 4 KiB aligned memory.
-    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return nullptr;
-#else
-    void *p = ::operator new(bytes, std::align_val_t(QPoolPageSize), std::nothrow);
-#endif
+    char *p = mapPages(bytes);
     Q_ASSERT((reinterpret_cast<quintptr>(p) & (QPoolPageSize - 1)) == 0);
 #ifdef QT_FASTCONNECT_POOL_LSAN_ROOTS
     // LeakSanitizer does not look into mmap()ed memory: heap blocks that only pool chunks point
@@ -388,20 +367,15 @@ char *mapPages(qsizetype count)
     if (p)
         __lsan_register_root_region(p, bytes);
 #endif
-    return static_cast<char *>(p);
+    return p;
 }
 
-void unmapPages(char *p, qsizetype count)
+void unmapPoolPages(char *p, qsizetype count)
 {
 #ifdef QT_FASTCONNECT_POOL_LSAN_ROOTS
     __lsan_unregister_root_region(p, std::size_t(count) * QPoolPageSize);
 #endif
-#if defined(Q_OS_UNIX)
-    munmap(p, std::size_t(count) * QPoolPageSize);
-#else
-    Q_UNUSED(count);
-    ::operator delete(p, std::align_val_t(QPoolPageSize));
-#endif
+    unmapPages(p, std::size_t(count) * QPoolPageSize);
 }
 
 void *acquirePage()
@@ -415,7 +389,7 @@ void *acquirePage()
     pageCache.lock.unlock();
 
     // Map outside the lock; a thread racing us maps its own batch, which is harmless.
-    char *batch = mapPages(PagesPerBatch);
+    char *batch = mapPoolPages(PagesPerBatch);
     if (!batch)
         qBadAlloc();
 
@@ -426,7 +400,7 @@ void *acquirePage()
         void *grown = std::realloc(pageCache.pages, std::size_t(capacity) * sizeof(void *));
         if (!grown) {
             pageCache.lock.unlock();
-            unmapPages(batch, PagesPerBatch);
+            unmapPoolPages(batch, PagesPerBatch);
             qBadAlloc();
         }
         pageCache.pages = static_cast<void **>(grown);
@@ -442,10 +416,7 @@ void *acquirePage()
 
 void releasePage(void *page)
 {
-#if defined(Q_OS_UNIX) && defined(MADV_DONTNEED)
-    if (systemPagesAre4KiB())
-        madvise(page, QPoolPageSize, MADV_DONTNEED); // its next use faults in a zero page
-#endif
+    discardPage(page, QPoolPageSize);
     qPoolPoison(page, QPoolPageSize); // under ASan, unaddressable until an arena takes it
     pageCache.lock.lock();
     Q_ASSERT(pageCache.count < pageCache.capacity); // capacity covers every mapped page

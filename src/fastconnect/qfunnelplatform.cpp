@@ -1,0 +1,133 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "qfunnelplatform_p.h"
+#include "qpoolallocator.h"
+
+#include <new>
+#include <thread>
+
+#if defined(Q_OS_WIN)
+#include <qt_windows.h>
+#else
+#include <pthread.h>
+#endif
+#if defined(Q_OS_LINUX)
+#include <sys/prctl.h>
+#endif
+#if defined(Q_OS_UNIX)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+namespace {
+constexpr char RelayThreadName[] = "QFunnel relay";
+} // namespace
+
+void setUpRelayThread() noexcept
+{
+#if defined(Q_OS_LINUX)
+    pthread_setname_np(pthread_self(), RelayThreadName);
+    // The default timer slack, 50 µs, would double the shortest sleep between relay rounds.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#elif defined(Q_OS_DARWIN)
+    pthread_setname_np(RelayThreadName);
+#elif defined(Q_OS_WIN)
+    // SetThreadDescription() exists from Windows 10 1607 on: looked up, not linked.
+    using SetDescription = HRESULT(WINAPI *)(HANDLE, PCWSTR);
+    if (HMODULE kernel = GetModuleHandleW(L"kernel32.dll")) {
+        if (auto set = reinterpret_cast<SetDescription>(
+                    reinterpret_cast<void *>(GetProcAddress(kernel, "SetThreadDescription")))) {
+            set(GetCurrentThread(), L"QFunnel relay");
+        }
+    }
+#endif
+}
+
+#if defined(Q_OS_WIN)
+// Sleep() and std::this_thread::sleep_for() wait at least one period of the system timer, 1 to
+// 15.6 ms. A timer made with CREATE_WAITABLE_TIMER_HIGH_RESOLUTION (Windows 10 1803 and later)
+// is "for time-critical situations when short expiration delays on the order of a few
+// milliseconds are unacceptable" (Microsoft, CreateWaitableTimerExW, learn.microsoft.com/
+// windows/win32/api/synchapi/nf-synchapi-createwaitabletimerexw); its due time is given in
+// 100 ns units (SetWaitableTimer). Older systems get the plain sleep.
+QFunnelShortSleep::QFunnelShortSleep() noexcept
+{
+#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
+#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
+#endif
+    m_timer = CreateWaitableTimerExW(nullptr, nullptr, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION,
+                                     TIMER_ALL_ACCESS);
+}
+
+QFunnelShortSleep::~QFunnelShortSleep()
+{
+    if (m_timer)
+        CloseHandle(m_timer);
+}
+
+void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
+{
+    if (m_timer) {
+        LARGE_INTEGER due;
+        due.QuadPart = -LONGLONG(duration.count()) * 10; // relative, in 100 ns units
+        if (SetWaitableTimer(m_timer, &due, 0, nullptr, nullptr, FALSE)) {
+            WaitForSingleObject(m_timer, INFINITE);
+            return;
+        }
+    }
+    std::this_thread::sleep_for(duration);
+}
+#else
+// nanosleep(): on Linux its wake-up is late by the thread's timer slack, set in
+// setUpRelayThread().
+QFunnelShortSleep::QFunnelShortSleep() noexcept = default;
+QFunnelShortSleep::~QFunnelShortSleep() = default;
+
+void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
+{
+    std::this_thread::sleep_for(duration);
+}
+#endif
+
+char *mapPages(std::size_t bytes) noexcept
+{
+#if defined(Q_OS_UNIX)
+    // System pages are at least 4 KiB wherever Qt runs, so mmap() returns 4 KiB aligned memory.
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<char *>(p);
+#else
+    return static_cast<char *>(
+            ::operator new(bytes, std::align_val_t(QPoolPageSize), std::nothrow));
+#endif
+}
+
+void unmapPages(char *pages, std::size_t bytes) noexcept
+{
+#if defined(Q_OS_UNIX)
+    munmap(pages, bytes);
+#else
+    Q_UNUSED(bytes);
+    ::operator delete(pages, std::align_val_t(QPoolPageSize));
+#endif
+}
+
+void discardPage(void *page, std::size_t bytes) noexcept
+{
+#if defined(Q_OS_UNIX) && defined(MADV_DONTNEED)
+    static const long systemPageSize = sysconf(_SC_PAGESIZE);
+    if (systemPageSize == long(bytes))
+        madvise(page, bytes, MADV_DONTNEED); // its next use faults in a zero page
+#else
+    Q_UNUSED(page);
+    Q_UNUSED(bytes);
+#endif
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
