@@ -40,17 +40,7 @@ roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}
 root=$roots/$name
 mountpoint=/src/qtfastconnect
 
-# The mirror the host already uses (deb822 sources first, then the one-line format).
-host_mirror() {
-    local uri=""
-    if [[ -r /etc/apt/sources.list.d/debian.sources ]]; then
-        uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-    fi
-    if [[ -z "$uri" && -r /etc/apt/sources.list ]]; then
-        uri=$(awk '$1 == "deb" && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list)
-    fi
-    echo "${uri:-http://deb.debian.org/debian}"
-}
+source "$here/scripts/lib/host-mirror.sh"
 
 bootstrap() {
     mkdir -p "$roots"

@@ -11,25 +11,27 @@
 # and then each platform stage (scripts/lib/run-platform.sh):
 #   clang    the host's clang (libstdc++), warnings as errors
 #   i386     32-bit x86 in a Debian 12 i386 root (scripts/qt-root.sh bookworm-i386)
-#   windows, arm64, armhf   not built yet: each prints why
+#   arm64, armhf   cross-compiled against Debian 12 roots of those architectures, tests under
+#            qemu-user
+#   windows  not built yet: prints why
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
 # any failed. Each prints one summary line; the last lines repeat them with the total time.
 # The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
 #
 # Usage: scripts/run-tests.sh [--qt 6.4|6.8|newest | --platform NAME] [--no-sanitizers]
 #   --qt V           only that Qt version
-#   --platform NAME  only that platform stage (clang, i386, windows, arm64, armhf)
+#   --platform NAME  only that platform stage (clang, i386, arm64, armhf, windows)
 #   --no-sanitizers  skips the ASan+UBSan and TSan runs (a quicker developer loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    echo "usage: $0 [--qt 6.4|6.8|newest | --platform clang|i386|windows|arm64|armhf]" \
+    echo "usage: $0 [--qt 6.4|6.8|newest | --platform clang|i386|arm64|armhf|windows]" \
          "[--no-sanitizers]" >&2
     exit 2
 }
 versions=(6.4 6.8 newest)
-platforms=(clang i386 windows arm64 armhf)
+platforms=(clang i386 arm64 armhf windows)
 suite_args=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -37,7 +39,7 @@ while [[ $# -gt 0 ]]; do
               case "$2" in 6.4|6.8|newest) versions=("$2"); platforms=() ;; *) usage ;; esac
               shift ;;
         --platform) [[ $# -ge 2 ]] || usage
-              case "$2" in clang|i386|windows|arm64|armhf) platforms=("$2"); versions=() ;;
+              case "$2" in clang|i386|arm64|armhf|windows) platforms=("$2"); versions=() ;;
                            *) usage ;; esac
               shift ;;
         --no-sanitizers) suite_args+=(--no-sanitizers) ;;

@@ -8,6 +8,7 @@
 // the same process. Waits have deadlines that only guard against a hang; a scenario that hangs
 // fails at its deadline and leaves its blocked threads behind (see abandon()).
 
+#include "childprocess.h"
 #include "countedvalue.h"
 #include "eventloopthread.h"
 #include "movableobject.h"
@@ -927,6 +928,7 @@ void tst_Lifetime::secondApplication()
     helper.setProcessEnvironment(env);
     helper.setProcessChannelMode(QProcess::MergedChannels);
     helper.start(QCoreApplication::applicationFilePath(), {});
+    QFC_WAIT_FOR_CHILD_START(helper);
     QVERIFY2(helper.waitForFinished(2 * HangTimeoutMs + 30000), "the helper hung");
     const QByteArray out = helper.readAll();
     QVERIFY2(helper.exitStatus() == QProcess::NormalExit, out.constData());

@@ -1,6 +1,8 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
+#include "childprocess.h"
+
 #include <QtCore/qprocess.h>
 #include <QtTest/qtest.h>
 
@@ -28,6 +30,7 @@ void tst_Shutdown::pendingCallsAtShutdown()
     QFETCH(QString, receiver);
     QProcess helper;
     helper.start(QStringLiteral(HELPER_PATH), { receiver });
+    QFC_WAIT_FOR_CHILD_START(helper);
     QVERIFY2(helper.waitForFinished(30000), "the helper hung at shutdown");
     const QByteArray out = helper.readAllStandardOutput();
     QVERIFY2(helper.exitStatus() == QProcess::NormalExit, out.constData());

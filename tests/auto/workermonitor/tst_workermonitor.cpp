@@ -6,6 +6,8 @@
 // keep painting (more than 30 frames in 2 s, issue 14). Qt::QueuedConnection is not held to
 // that: freezing the window under its workers' results is what the demo shows it doing.
 
+#include "childprocess.h"
+
 #include <QtCore/qprocess.h>
 #include <QtCore/qregularexpression.h>
 #include <QtTest/qtest.h>
@@ -42,6 +44,7 @@ void tst_WorkerMonitor::runsOffscreen()
     demo.start(QStringLiteral(DEMO_PATH),
                { QStringLiteral("--seconds"), QStringLiteral("2"), QStringLiteral("--connection"),
                  connection, QStringLiteral("--workers"), QStringLiteral("4") });
+    QFC_WAIT_FOR_CHILD_START(demo);
     // Generous: sanitizer builds, and Qt's backlog freed at exit.
     QVERIFY2(demo.waitForFinished(120000), "the demo did not quit");
     QCOMPARE(demo.exitStatus(), QProcess::NormalExit);
@@ -70,6 +73,7 @@ void tst_WorkerMonitor::rejectsUnknownConnection()
     demo.start(QStringLiteral(DEMO_PATH),
                { QStringLiteral("--seconds"), QStringLiteral("1"), QStringLiteral("--connection"),
                  QStringLiteral("carrier-pigeon") });
+    QFC_WAIT_FOR_CHILD_START(demo);
     QVERIFY(demo.waitForFinished(60000));
     QCOMPARE(demo.exitStatus(), QProcess::NormalExit);
     QCOMPARE(demo.exitCode(), 2);
