@@ -131,8 +131,8 @@ QT_BEGIN_NAMESPACE
         if a funnel connection with the same sender, signal, receiver and slot exists (a slot
         given as a member function pointer, by name or by QMetaMethod; each form is compared
         only with itself, and member function pointers with ==, as in Qt). Connections made
-        with QObject::connect() are not
-        considered. With a functor it prints a warning and fails, as QObject::connect() does.
+        with QObject::connect() are not considered. With a functor it prints a warning and
+        fails, as QObject::connect() does.
     \endlist
     \inheaderfile QtFastConnect/qfastconnect.h
 */

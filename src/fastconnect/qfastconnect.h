@@ -144,8 +144,8 @@ bool slotKeyEqual(const void *a, const void *b) noexcept
 using QFunnelConnectFn = QMetaObject::Connection (*)(void *context);
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
-                char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal,
-                int mode, QFunnelConnectFn connect, void *context);
+                char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal, int mode,
+                QFunnelConnectFn connect, void *context);
 
 Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
                                            const QObject *receiver, char kind, const void *slotKey,
@@ -207,11 +207,9 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "std::move(value)) instead.");
     using Slot =
             QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(funnel, sender, signal, receiver,
-                                                                   'P', &slot, sizeof(slot),
-                                                                   &QtFastConnectPrivate::slotKeyEqual<Func2>,
-                                                                   mode,
-                                                                   [&] { return new Slot(slot); });
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot),
+            &QtFastConnectPrivate::slotKeyEqual<Func2>, mode, [&] { return new Slot(slot); });
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)

@@ -154,7 +154,6 @@ void renewStoppedGlobalFunnel()
 } // namespace
 Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 
-
 /*!
     Returns the application-wide funnel, creating it on first use. Thread-safe.
 

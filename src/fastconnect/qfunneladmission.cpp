@@ -13,8 +13,7 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped,
-                                   QFunnelInboxRegistry &inboxes)
+QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelInboxRegistry &inboxes)
     : m_stopped(stopped), m_inboxes(inboxes)
 {}
 

@@ -22,7 +22,8 @@ QFunnelRegistry &QFunnelRegistry::instance()
 // comparison, and compare by bytes unless the other key has one.
 bool QFunnelRegistry::SlotKey::matches(const SlotKey &other) const
 {
-    if (bytes.size() != other.bytes.size() || bytes.isEmpty() || bytes.front() != other.bytes.front())
+    if (bytes.size() != other.bytes.size() || bytes.isEmpty()
+        || bytes.front() != other.bytes.front())
         return false;
     const QFunnelSlotKeyEqual eq = equal ? equal : other.equal;
     if (!eq)
@@ -142,8 +143,8 @@ QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod
                                         size_t keySize, int mode, QFunnelConnectFn connect,
                                         void *context)
 {
-    return connectRecorded(sender, signal, receiver, kind, slotKey, keySize, nullptr, mode,
-                           connect, context);
+    return connectRecorded(sender, signal, receiver, kind, slotKey, keySize, nullptr, mode, connect,
+                           context);
 }
 
 QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,

@@ -223,8 +223,8 @@ private Q_SLOTS:
     void flushThenDeleteLater();
 };
 
-static const QRegularExpression exitWarning(
-        QStringLiteral("a thread exited with calls emitted after its last flush"));
+static const QRegularExpression
+        exitWarning(QStringLiteral("a thread exited with calls emitted after its last flush"));
 
 // A thread that emits, waits until its receiver ran every call and exits without flush(): its
 // calls all ran, so the thread-exit warning would be a false alarm (an idle relay may still hold
@@ -286,8 +286,8 @@ void tst_EventOrder::finishedSeesAllResults()
             QVERIFY(QtFastConnect::connect(&thread, &ResultThread::result, &results,
                                            &Results::onResult));
         else
-            QVERIFY(QObject::connect(&thread, &ResultThread::result, &results,
-                                     &Results::onResult, Qt::QueuedConnection));
+            QVERIFY(QObject::connect(&thread, &ResultThread::result, &results, &Results::onResult,
+                                     Qt::QueuedConnection));
         QObject::connect(&thread, &QThread::finished, &results,
                          [&results] { results.atFinished = results.count; });
         thread.start();

@@ -659,7 +659,7 @@ void tst_Lifetime::stuckReceiverDoesNotStallOthers()
     s->healthy->checkOrder = true;
     s->healthy->moveToThread(&s->healthyThread);
     s->stuck = stuck == SwallowingEvent ? new SwallowingReceiver(&s->stuckRuns)
-                                         : new Receiver(&s->stuckRuns);
+                                        : new Receiver(&s->stuckRuns);
     if (stuck == SwallowingFilter) // a child: it moves to the receiver's thread with it
         s->stuck->installEventFilter(new MetaCallSwallower(s->stuck));
     s->stuck->moveToThread(&s->stuckThread);

@@ -179,8 +179,9 @@ void tst_Plugin::loadAndDeliver()
     qInfo("%s: %llu bytes of TLS%s", FASTCONNECT_SONAME, lib.tlsBytes,
           lib.staticTls ? ", initial-exec (DF_STATIC_TLS)" : "");
     dlclose(library);
-    QVERIFY2(!lib.staticTls, "the library has DF_STATIC_TLS: a plugin that brings it in with "
-                             "dlopen() fails once other libraries used up the static TLS surplus");
+    QVERIFY2(!lib.staticTls,
+             "the library has DF_STATIC_TLS: a plugin that brings it in with "
+             "dlopen() fails once other libraries used up the static TLS surplus");
     // The plugin stays loaded: its code is referenced by thread-exit handlers and pending
     // calls of the module, as with any plugin that uses it.
 }

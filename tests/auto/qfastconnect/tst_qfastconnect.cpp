@@ -488,11 +488,11 @@ void tst_QFastConnect::uniqueAndDisconnectWithMultipleInheritance()
     Producer producer;
     MultiReceiver receiver;
     const auto connect = [&](Slot slot) {
-        const Qt::ConnectionType unique = Qt::ConnectionType(Qt::QueuedConnection
-                                                             | Qt::UniqueConnection);
-        return bool(funnel ? QtFastConnect::connect(&producer, &Producer::sequenced, &receiver,
-                                                    slot, QtFastConnect::FunnelConnection
-                                                            | Qt::UniqueConnection)
+        const Qt::ConnectionType unique =
+                Qt::ConnectionType(Qt::QueuedConnection | Qt::UniqueConnection);
+        return bool(funnel ? QtFastConnect::connect(
+                            &producer, &Producer::sequenced, &receiver, slot,
+                            QtFastConnect::FunnelConnection | Qt::UniqueConnection)
                            : QObject::connect(&producer, &Producer::sequenced, &receiver, slot,
                                               unique));
     };

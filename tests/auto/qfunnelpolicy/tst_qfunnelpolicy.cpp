@@ -440,7 +440,8 @@ void tst_QFunnelPolicy::creditsReturnedDuringPass()
     QTRY_COMPARE(probe.calls, 2000);
     QVERIFY2(probe.minHeld >= 0 && probe.maxHeld < 512,
              qPrintable(QStringLiteral("held by run calls: %1..%2")
-                                .arg(probe.minHeld).arg(probe.maxHeld)));
+                                .arg(probe.minHeld)
+                                .arg(probe.maxHeld)));
     QTRY_VERIFY(accountedFor(funnel.statistics()));
 }
 

@@ -11,13 +11,14 @@
 // stages for other CPUs set QFC_EMULATOR: qemu-user 7.2 refuses the clone() flags Qt's
 // QProcess uses, "Resource error (fork failure): Invalid argument"), the test skips, saying
 // so; anywhere else a child that does not start fails it.
-#define QFC_WAIT_FOR_CHILD_START(process)                                                         \
+#define QFC_WAIT_FOR_CHILD_START(process)                                                          \
     do {                                                                                           \
         if (!(process).waitForStarted(30000)) {                                                    \
             const QByteArray why = (process).errorString().toUtf8();                               \
             if (qEnvironmentVariableIsSet("QFC_EMULATOR"))                                         \
-                QSKIP(QByteArray(qgetenv("QFC_EMULATOR") + " cannot start child processes: "      \
-                                 + why).constData());                                              \
+                QSKIP(QByteArray(qgetenv("QFC_EMULATOR")                                           \
+                                 + " cannot start child processes: " + why)                        \
+                              .constData());                                                       \
             QFAIL(why.constData());                                                                \
         }                                                                                          \
     } while (false)
