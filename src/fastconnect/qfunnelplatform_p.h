@@ -44,7 +44,9 @@ public:
     void sleep(std::chrono::microseconds duration) noexcept;
 
 private:
-    void *m_timer = nullptr; // Windows: the waitable timer's handle, if the system has one
+#ifdef Q_OS_WIN
+    void *m_timer = nullptr; // the waitable timer's handle, if the system has one
+#endif
 };
 
 // Page memory for QPoolAllocator: bytes (a multiple of QPoolPageSize, 4 KiB) aligned to
