@@ -9,6 +9,9 @@
 
 #if defined(Q_OS_WIN)
 #include <qt_windows.h>
+#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION // older SDK headers (Windows 10 1803's flag)
+#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
+#endif
 #else
 #include <pthread.h>
 #endif
@@ -57,9 +60,6 @@ void setUpRelayThread() noexcept
 // 100 ns units (SetWaitableTimer). Older systems get the plain sleep.
 QFunnelShortSleep::QFunnelShortSleep() noexcept
 {
-#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
-#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
-#endif
     m_timer = CreateWaitableTimerExW(nullptr, nullptr, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION,
                                      TIMER_ALL_ACCESS);
 }
