@@ -6,6 +6,7 @@
 #include "qfunnel_p.h"
 #include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelplatform_p.h"
 #include "qfunnelreceiverguard_p.h"
 
 #include <QtCore/private/qobject_p.h>
@@ -161,13 +162,13 @@ private:
 };
 
 // The owner is destroyed at thread exit; the per-invoke path reads only the trivial pointer.
-thread_local InvokeSlotCache t_invokeSlotsOwner;
+using InvokeSlotsOwner = QFunnelThreadObject<InvokeSlotCache>;
 
 // Null once thread exit destroyed this thread's cache.
 InvokeSlotCache *invokeSlots()
 {
     if (Q_UNLIKELY(!t_invokeSlots) && !t_invokeSlotsGone)
-        t_invokeSlots = &t_invokeSlotsOwner;
+        t_invokeSlots = &InvokeSlotsOwner::local();
     return t_invokeSlots;
 }
 

@@ -4,6 +4,7 @@
 #include "qfunnellane_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
 
 #include <QtCore/qvarlengtharray.h>
@@ -61,9 +62,7 @@ struct LaneSet
     }
 };
 
-namespace {
-thread_local LaneSet tlLanes;
-} // namespace
+using ThreadLanes = QFunnelThreadObject<LaneSet>;
 
 QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
 {
@@ -85,7 +84,7 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
 {
     if (Q_UNLIKELY(tlLanesGone))
         return nullptr;
-    LaneSet &set = tlLanes;
+    LaneSet &set = ThreadLanes::local();
     QFunnelLane *lane = nullptr;
     for (qsizetype i = 0; i < set.lanes.size(); ++i) {
         QFunnelLane *l = set.lanes[i];

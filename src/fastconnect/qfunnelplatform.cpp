@@ -94,6 +94,46 @@ void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
 }
 #endif
 
+#if defined(Q_OS_WIN)
+namespace {
+struct ThreadExitHook
+{
+    void (*destroy)(void *);
+    void *object;
+    ThreadExitHook *next; // registered before this one
+};
+
+// The FLS callback: Windows calls it with the slot's value when the thread exits, in
+// LdrShutdownThread() before the DLL_THREAD_DETACH notifications (and the TLS callbacks that
+// run MinGW's pthread key destructors).
+void WINAPI runThreadExitHooks(void *hooks)
+{
+    for (auto *h = static_cast<ThreadExitHook *>(hooks); h;) {
+        ThreadExitHook *const next = h->next;
+        h->destroy(h->object);
+        delete h;
+        h = next;
+    }
+}
+
+DWORD threadExitSlot()
+{
+    static const DWORD slot = FlsAlloc(&runThreadExitHooks);
+    return slot;
+}
+} // namespace
+
+void atThreadExit(void (*destroy)(void *), void *object)
+{
+    const DWORD slot = threadExitSlot();
+    if (slot == FLS_OUT_OF_INDEXES)
+        return;
+    auto *h = new ThreadExitHook { destroy, object,
+                                   static_cast<ThreadExitHook *>(FlsGetValue(slot)) };
+    FlsSetValue(slot, h);
+}
+#endif
+
 char *mapPages(std::size_t bytes) noexcept
 {
 #if defined(Q_OS_UNIX)

@@ -23,8 +23,9 @@
 QT_BEGIN_NAMESPACE
 
 // What differs per operating system, in one place (as what differs per Qt version is in
-// qfunnelqtcompat_p.h): the relay thread's set-up and its short sleeps, and the pool's page
-// memory. (The TLS model is every platform's default: see qfastconnectglobal_p.h.)
+// qfunnelqtcompat_p.h): the relay thread's set-up and its short sleeps, the pool's page
+// memory, and per-thread objects destroyed at thread exit. (The TLS model is every platform's
+// default: see qfastconnectglobal_p.h.)
 namespace QtFastConnectPrivate {
 
 // Names the calling thread "QFunnel relay" where the system keeps thread names (debuggers,
@@ -58,6 +59,60 @@ void unmapPages(char *pages, std::size_t bytes) noexcept;
 // system, keeping the address usable: its next use reads zeros. Only where the system's pages
 // are that size: a larger system page holds other pool pages, still in use.
 void discardPage(void *page, std::size_t bytes) noexcept;
+
+#if defined(Q_OS_WIN)
+// Runs destroy(object) when the calling thread exits, the hook registered last first, before
+// the thread-detach notifications of the process's DLLs (a fiber-local storage callback,
+// FlsAlloc()). When the main thread runs ExitProcess(), the other threads (relays among them)
+// have already been ended: nothing destroy() does may wait for one. If the system has no FLS
+// slot left, object is never destroyed.
+void atThreadExit(void (*destroy)(void *), void *object);
+#endif
+
+// This thread's object of type T (default-constructed at the thread's first local()), destroyed
+// when the thread exits, objects made later first. Where it is safe, a thread_local object.
+// Not on Windows: MinGW-w64's GCC keeps thread_local variables in emulated TLS, whose storage
+// libgcc frees at thread exit before libstdc++ runs the destructors of the thread_local objects
+// in it (both are pthread key destructors, run in the order the keys were made): they ran on
+// freed memory and corrupted the heap (tst_qfastconnect crashed under Wine). There the object
+// lives on the heap, destroyed by atThreadExit(); only a trivially destructible pointer is
+// thread_local. By then a std::thread's emulated TLS may be gone already (winpthreads runs the
+// key destructors when the thread function returns): a thread_local the destructor writes gets
+// fresh storage, and no address of a thread_local may be kept across a thread's life (the pool
+// asks for its arena pointer's again: qPoolAllocateSlow()). T's destructor must keep a later
+// local() in that thread (a thread_local destructor that runs after it) from making another.
+template<typename T>
+class QFunnelThreadObject
+{
+public:
+#if defined(Q_OS_WIN)
+    static T &local()
+    {
+        if (T *t = tlObject)
+            return *t;
+        T *t = new T;
+        tlObject = t;
+        atThreadExit(&destroy, t);
+        return *t;
+    }
+
+private:
+    static void destroy(void *object)
+    {
+        tlObject = nullptr;
+        delete static_cast<T *>(object);
+    }
+    static inline thread_local T *tlObject = nullptr;
+#else
+    static T &local()
+    {
+        return tlObject;
+    }
+
+private:
+    static inline thread_local T tlObject;
+#endif
+};
 
 } // namespace QtFastConnectPrivate
 

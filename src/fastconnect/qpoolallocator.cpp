@@ -471,7 +471,11 @@ struct ThreadArenas
     {
         QPoolHandle *pool;
         QPoolControl *control;
-        QPoolArenaHead **slot; // the pool's thread_local arena pointer, in this thread
+        QPoolArena *arena; // this thread's
+        // The pool's thread_local arena pointer in this thread: a function that returns its
+        // address, or (binaries built against the first release) the address itself.
+        QPoolSlotOf slotOf;
+        QPoolArenaHead **slot;
     };
     QVarLengthArray<Entry, 8> entries;
 
@@ -480,14 +484,15 @@ struct ThreadArenas
         tlArenasReleased = true;
         for (const Entry &e : entries) {
             // From now on this thread's frees of these chunks go to the backlog (MultiThreaded).
-            // The pool's always-empty head sends a later allocation to qPoolAllocateSlow().
-            QPoolArenaHead *head = std::exchange(*e.slot, &e.pool->sharedArena);
-            if (head != &e.pool->sharedArena)
-                releaseArena(e.control, QPoolArena::fromOwnHead(head));
+            // The pool's always-empty head sends a later allocation to qPoolAllocateSlow(). The
+            // address is asked for again: under emulated TLS, the thread's storage may have
+            // been freed and made anew since the first allocation (see QFunnelThreadObject).
+            *(e.slotOf ? e.slotOf() : e.slot) = &e.pool->sharedArena;
+            releaseArena(e.control, e.arena);
         }
     }
 };
-thread_local ThreadArenas tlArenas;
+using ThreadArenasOf = QFunnelThreadObject<ThreadArenas>;
 
 // A thread allocating after its arenas were released (a thread_local destructor that ran
 // after ours): serve it from an orphan (or new arena) and orphan that again at once.
@@ -639,7 +644,8 @@ qint64 QPoolArena::trim() noexcept
     return freePages;
 }
 
-QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
+namespace {
+QPoolChunk *allocateSlow(QPoolHandle *pool, QPoolSlotOf slotOf, QPoolArenaHead **slot)
 {
     if (QPoolArenaHead *head = *slot; head != &pool->sharedArena)
         return QPoolArena::fromOwnHead(head)->refill();
@@ -648,11 +654,23 @@ QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
     if (tlArenasReleased)
         return allocateAfterRelease(control);
     QPoolArena *arena = takeArena(control);
-    tlArenas.entries.append({ pool, control, slot }); // first touch registers its destructor
+    // The first local() registers its destructor.
+    ThreadArenasOf::local().entries.append({ pool, control, arena, slotOf, slot });
     *slot = arena->head();
     if (QPoolChunk *c = arena->pop()) // an adopted orphan may have free chunks
         return c;
     return arena->refill();
+}
+} // namespace
+
+QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolSlotOf slotOf)
+{
+    return allocateSlow(pool, slotOf, slotOf());
+}
+
+QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
+{
+    return allocateSlow(pool, nullptr, slot);
 }
 
 QPoolChunk *qPoolRefillShared(QPoolHandle *pool)

@@ -203,8 +203,14 @@ inline QPoolArenaHead *qPoolArenaOf(const void *chunk) noexcept
 }
 
 // MultiPool and MultiThreaded: the stack of this thread's arena of the pool, *slot, is empty,
-// or *slot is &pool->sharedArena (no arena yet). Sets *slot on the thread's first allocation. Never null (qBadAlloc() when no page can
-// be mapped).
+// or *slot is &pool->sharedArena (no arena yet). Sets *slot on the thread's first allocation.
+// Never null (qBadAlloc() when no page can be mapped). slotOf returns &slot's thread_local in
+// the calling thread: at thread exit the arena is released through a fresh address, because
+// under emulated TLS (MinGW-w64's GCC) the storage the first address pointed to may have been
+// freed by then. (The overload without it, for binaries built against the first release,
+// keeps the address.)
+using QPoolSlotOf = QPoolArenaHead **(*)() noexcept;
+Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolSlotOf slotOf);
 Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot);
 // SingleThreaded and SharedPool: the shared arena's stack is empty (SharedPool: with its
 // stackLock held). Never null.
@@ -282,7 +288,7 @@ public:
         } else {
             c = s_arena->pop();
             if (Q_UNLIKELY(!c))
-                c = qPoolAllocateSlow(&s_pool, &s_arena);
+                c = qPoolAllocateSlow(&s_pool, &arenaSlot);
         }
         return qPoolHandOut(c, size, chunkSize);
     }
@@ -340,6 +346,7 @@ private:
     // destructible, so it needs no TLS guard or wrapper. The default TLS model, not initial-exec:
     // see the top of QtFastConnectPrivate above.
     static inline thread_local QtFastConnectPrivate::QPoolArenaHead *s_arena = &s_pool.sharedArena;
+    static QtFastConnectPrivate::QPoolArenaHead **arenaSlot() noexcept { return &s_arena; }
 };
 
 class QSizeClassPool

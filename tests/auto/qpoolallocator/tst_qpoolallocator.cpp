@@ -1,6 +1,8 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
+#include "threadlocaldestructors.h"
+
 #include <QtFastConnect/qpoolallocator.h>
 // The page header beyond its first word is the library's: for the geometry checks only.
 #include <QtFastConnect/private/qpoolallocator_p.h>
@@ -421,6 +423,7 @@ thread_local LateAllocator tlLateAllocator;
 
 void tst_QPoolAllocator::allocationAfterThreadExitCleanup()
 {
+    QFC_SKIP_UNLESS_THREAD_LOCAL_DESTRUCTORS_WORK();
     std::atomic<int> result { 0 };
     std::thread t([&] {
         tlLateAllocator.result = &result;
