@@ -12,8 +12,12 @@
 #include <memory>
 #include <vector>
 
+#if defined(Q_OS_WIN)
+#include <qt_windows.h>
+#else
 #include <sys/resource.h>
 #include <time.h>
+#endif
 
 // --receiver-cost mode: the CPU time the receiver's (main) thread spends per delivered call when
 // it is never idle, that is the most calls per second one receiver thread can take, however many
@@ -41,16 +45,30 @@ namespace {
 
 double threadCpuNs()
 {
+#if defined(Q_OS_WIN)
+    FILETIME created, exited, kernel, user;
+    GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user);
+    auto ns = [](const FILETIME &t) { // 100 ns units
+        return double((quint64(t.dwHighDateTime) << 32) | t.dwLowDateTime) * 100;
+    };
+    return ns(kernel) + ns(user);
+#else
     timespec ts {};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+#endif
 }
 
+// 0 where the system does not count them per thread.
 long voluntarySwitches()
 {
+#if defined(RUSAGE_THREAD)
     rusage usage {};
     getrusage(RUSAGE_THREAD, &usage);
     return usage.ru_nvcsw;
+#else
+    return 0;
+#endif
 }
 
 bool parseCount(const char *arg, quint64 *value)

@@ -17,7 +17,12 @@
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#if defined(Q_OS_WIN)
+#include <qt_windows.h>
+#include <psapi.h>
+#else
 #include <sys/resource.h>
+#endif
 
 #include <array>
 #include <atomic>
@@ -93,9 +98,16 @@ quint64 envNumber(const char *name, quint64 fallback)
 
 long peakRssKiB()
 {
+#if defined(Q_OS_WIN)
+    PROCESS_MEMORY_COUNTERS c {};
+    if (!GetProcessMemoryInfo(GetCurrentProcess(), &c, sizeof c))
+        return 0;
+    return long(c.PeakWorkingSetSize / 1024);
+#else
     rusage u {};
     getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss; // KiB on Linux
+    return u.ru_maxrss; // KiB on Linux, bytes on macOS
+#endif
 }
 
 } // namespace
