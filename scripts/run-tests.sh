@@ -13,7 +13,8 @@
 #   i386     32-bit x86 in a Debian 12 i386 root (scripts/qt-root.sh bookworm-i386)
 #   arm64, armhf   cross-compiled against Debian 12 roots of those architectures, tests under
 #            qemu-user
-#   windows  not built yet: prints why
+#   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
+#            (scripts/lib/mingw-deps.sh, cached), tests under Wine
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
 # any failed. Each prints one summary line; the last lines repeat them with the total time.
 # The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
