@@ -76,18 +76,23 @@ mkdir -p "$root$mountpoint"
 # A clean environment: nothing of the host's (LD_LIBRARY_PATH, PATH, ...) leaks into the root.
 env_vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
           LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$name")
+# The compiler cache (scripts/lib/ccache.sh) is the host's, mounted at the same path.
+ccache_dir=${QFC_CCACHE_DIR:-/var/cache/qtfastconnect-ccache}
+mkdir -p "$ccache_dir" "$root$ccache_dir"
+env_vars+=(QFC_CCACHE_DIR="$ccache_dir")
 for v in CI QFC_SOAK_SECONDS QTFASTCONNECT_BENCH_QUICK QFC_COMMIT; do
     [[ -n "${!v:-}" ]] && env_vars+=("$v=${!v}")
 done
 
 exec "${personality[@]}" unshare --mount --propagation private -- bash -c '
     set -euo pipefail
-    root=$1 src=$2 mnt=$3; shift 3
+    root=$1 src=$2 mnt=$3 cache=$4; shift 4
     mount -t proc proc "$root/proc"
     mount --bind "$src" "$root$mnt"
+    mount --bind "$cache" "$root$cache"
     status=0
     chroot "$root" /usr/bin/env -i "$@" || status=$?
-    umount "$root$mnt" "$root/proc"
+    umount "$root$cache" "$root$mnt" "$root/proc"
     exit $status
-' qt-root "$root" "$here" "$mountpoint" "${env_vars[@]}" \
+' qt-root "$root" "$here" "$mountpoint" "$ccache_dir" "${env_vars[@]}" \
     bash -c 'cd "$0" && exec "$@"' "$mountpoint" "$@"

@@ -74,8 +74,10 @@ cross_sysroot() {
 build_and_test() {
     local dir=$1 log counts status=0
     shift
+    source scripts/lib/ccache.sh
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQT_BUILD_TESTS=ON \
-          -DQT_BUILD_EXAMPLES=ON "$@" >/dev/null || { result="configure FAILED"; return 1; }
+          -DQT_BUILD_EXAMPLES=ON "${ccache_cmake_args[@]}" "$@" >/dev/null ||
+        { result="configure FAILED"; return 1; }
     cmake --build "$dir" --parallel "$(nproc)" || { result="build FAILED"; return 1; }
     log=$dir/ctest-summary.log
     ctest --test-dir "$dir" --output-on-failure --timeout 600 2>&1 | tee "$log" || status=$?

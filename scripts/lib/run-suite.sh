@@ -39,6 +39,7 @@ jobs=$(nproc)
 started=$SECONDS
 
 scripts/install-deps.sh --docs qmake6 make
+source scripts/lib/ccache.sh
 qt_version=$(qmake6 -query QT_VERSION)
 results=()
 
@@ -65,7 +66,8 @@ skip() {  # stage short-reason [full-reason]
 configure() {  # build-dir extra-cmake-args...
     local dir=$1; shift
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-          -DCMAKE_INSTALL_PREFIX="$PWD/stage-${dir#build-}" -DQT_BUILD_TESTS=ON "$@" >/dev/null
+          -DCMAKE_INSTALL_PREFIX="$PWD/stage-${dir#build-}" -DQT_BUILD_TESTS=ON \
+          "${ccache_cmake_args[@]}" "$@" >/dev/null
 }
 
 # ctest-stage name build-dir ctest-args...: runs ctest and records "name passed/total".
