@@ -22,6 +22,7 @@
 #
 # Usage: scripts/benchmark-report.sh [--quick] [--build-dir DIR] [--no-build] [--skip LIST]
 #        scripts/benchmark-report.sh --qt 6.4|6.8|newest [--quick]
+#        scripts/benchmark-report.sh --platform windows|arm64|armhf
 #   --quick          fewer threads, shorter passes, fewer callgrind runs: under 3 minutes on
 #                    2 cores once the build is done
 #   --build-dir DIR  the Release build to use or create (default: build-bench)
@@ -36,6 +37,11 @@
 #                    (as scripts/run-tests.sh --qt). They become that version's section of
 #                    REPORT.md (benchmarks/results/qt-versions/, scripts/lib/benchmark-qt-version.sh);
 #                    a full run keeps those sections.
+#   --platform NAME  windows, arm64 or armhf: hashfunnel's table and tst_bench_relayround under
+#                    Wine or qemu-user, from that platform's CI build (build-NAME); that
+#                    platform's section of REPORT.md (benchmarks/results/platforms/,
+#                    scripts/lib/benchmark-platform.sh), kept by a full run. Emulated: not
+#                    performance figures.
 #
 # Compare rows of one run only: every table is a ratio against plain Qt measured in the same
 # run. gnuplot is installed with apt-get (package gnuplot-nox) when missing and run as root.
@@ -44,7 +50,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    echo "usage: $0 [--quick] [--build-dir DIR] [--no-build] [--skip LIST] | --qt 6.4|6.8|newest [--quick]" >&2
+    echo "usage: $0 [--quick] [--build-dir DIR] [--no-build] [--skip LIST] | --qt 6.4|6.8|newest [--quick]" \
+         "| --platform windows|arm64|armhf" >&2
     exit 2
 }
 
@@ -53,6 +60,7 @@ build=build-bench
 dobuild=1
 skip=","
 qt=""
+platform=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -60,12 +68,21 @@ while [[ $# -gt 0 ]]; do
         --no-build) dobuild=0 ;;
         --skip) [[ $# -ge 2 ]] || usage; skip=",$2,"; shift ;;
         --qt) [[ $# -ge 2 ]] || usage; qt="$2"; shift ;;
+        --platform) [[ $# -ge 2 ]] || usage; platform="$2"; shift ;;
         -h|--help) usage ;;
         *) echo "error: unknown argument $1" >&2; usage ;;
     esac
     shift
 done
 skipped() { [[ "$skip" == *",$1,"* ]]; }
+
+if [[ -n "$platform" ]]; then
+    case "$platform" in windows|arm64|armhf) ;; *) usage ;; esac
+    scripts/lib/benchmark-platform.sh "$platform"
+    python3 scripts/lib/benchmark-sections.py benchmarks/results platforms
+    echo "wrote the $platform section of benchmarks/results/REPORT.md" >&2
+    exit 0
+fi
 
 if [[ -n "$qt" ]]; then
     case "$qt" in
@@ -84,7 +101,7 @@ if [[ -n "$qt" ]]; then
     else
         scripts/lib/benchmark-qt-version.sh "${version_args[@]}"
     fi
-    python3 scripts/lib/benchmark-qt-sections.py benchmarks/results
+    python3 scripts/lib/benchmark-sections.py benchmarks/results
     echo "wrote the Qt $qt section of benchmarks/results/REPORT.md" >&2
     exit 0
 fi
@@ -230,5 +247,6 @@ printf '%s\n' "${failures[@]}" >"$raw/failures.txt"
 } >"$raw/machine.txt"
 
 python3 scripts/lib/benchmark-report.py "$raw" "$results"
-python3 scripts/lib/benchmark-qt-sections.py "$results"
+python3 scripts/lib/benchmark-sections.py "$results"
+python3 scripts/lib/benchmark-sections.py "$results" platforms
 echo "wrote $results/REPORT.md ($(($(date +%s) - started)) s)" >&2
