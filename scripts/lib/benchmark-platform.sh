@@ -28,7 +28,8 @@ windows)
     ;;
 arm64|armhf)
     exe=
-    if [[ $platform == arm64 ]]; then qemu=qemu-aarch64-static; else qemu=qemu-arm-static; fi
+    if [[ $platform == arm64 ]]; then qemu=qemu-aarch64; else qemu=qemu-arm; fi
+    qemu=$(scripts/lib/qemu-user.sh)/$qemu
     emulator=("$qemu" -L "$roots/bookworm-$platform-sysroot")
     input=$(find "$build/lib" -name 'libQt6FastConnect.so.*.*.*' | head -n 1)
     how="cross-compiled, under $("$qemu" --version | sed -n '1s/.*version \([0-9.]*\).*/qemu-user \1/p')"

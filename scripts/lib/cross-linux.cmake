@@ -6,16 +6,18 @@
 # (moc, of the same Qt version). Tests run under qemu-user. scripts/lib/run-platform.sh passes:
 #   -DQFC_CROSS_TRIPLE=aarch64-linux-gnu | arm-linux-gnueabihf
 #   -DQFC_CROSS_SYSROOT=<the root>
+#   -DQFC_QEMU_DIR=<the directory of qemu-aarch64 and qemu-arm> (scripts/lib/qemu-user.sh;
+#    without it, Debian 12's qemu-aarch64-static and qemu-arm-static)
 # (cache variables, so that a re-configure keeps them).
 set(CMAKE_SYSTEM_NAME Linux)
 # try_compile() projects read this file too: hand them the two settings.
-list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES QFC_CROSS_TRIPLE QFC_CROSS_SYSROOT)
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES QFC_CROSS_TRIPLE QFC_CROSS_SYSROOT QFC_QEMU_DIR)
 if(QFC_CROSS_TRIPLE STREQUAL "aarch64-linux-gnu")
     set(CMAKE_SYSTEM_PROCESSOR aarch64)
-    set(qfc_qemu qemu-aarch64-static)
+    set(qfc_qemu qemu-aarch64)
 elseif(QFC_CROSS_TRIPLE STREQUAL "arm-linux-gnueabihf")
     set(CMAKE_SYSTEM_PROCESSOR arm)
-    set(qfc_qemu qemu-arm-static)
+    set(qfc_qemu qemu-arm)
 else()
     message(FATAL_ERROR "QFC_CROSS_TRIPLE must be aarch64-linux-gnu or arm-linux-gnueabihf")
 endif()
@@ -33,4 +35,12 @@ foreach(kind EXE SHARED MODULE)
     set(CMAKE_${kind}_LINKER_FLAGS_INIT
         "-Wl,-rpath-link,${QFC_CROSS_SYSROOT}/usr/lib/${QFC_CROSS_TRIPLE}")
 endforeach()
-set(CMAKE_CROSSCOMPILING_EMULATOR ${qfc_qemu} -L "${QFC_CROSS_SYSROOT}")
+if(QFC_QEMU_DIR)
+    set(qfc_qemu "${QFC_QEMU_DIR}/${qfc_qemu}")
+else()
+    string(APPEND qfc_qemu "-static")
+endif()
+# QEMU_LD_PREFIX: for the child processes a test starts, which the kernel's binfmt_misc handler
+# runs under its own qemu.
+set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/env "QEMU_LD_PREFIX=${QFC_CROSS_SYSROOT}"
+    ${qfc_qemu} -L "${QFC_CROSS_SYSROOT}")

@@ -13,9 +13,11 @@
 #            64-bit and 32-bit ARM: cross-compiled with Debian's cross compilers against a
 #            Debian 12 root of that architecture, unpacked (not installed: no emulated
 #            maintainer scripts) as the sysroot and cached like the other roots; the tests run
-#            under qemu-user, whose clone() refuses QProcess's flags, so the tests that start a
-#            child process skip there, saying why. qemu-user runs ARM code with x86's strong
-#            memory order: ThreadSanitizer on x86-64 stays the proof for memory orders.
+#            under Debian 13's qemu-user (scripts/lib/qemu-user.sh): Debian 12's refuses the
+#            clone() flags of QProcess. A child process a test starts runs through the kernel's
+#            binfmt_misc handler for ARM; where none is registered (or only qemu 7.2 is at hand)
+#            those tests skip, saying why. qemu-user runs ARM code with x86's strong memory
+#            order: ThreadSanitizer on x86-64 stays the proof for memory orders.
 #   windows  64-bit Windows: cross-compiled with Debian's MinGW-w64 GCC against Qt (QtCore,
 #            QtTest) and oneTBB built from Debian's sources by scripts/lib/mingw-deps.sh (once,
 #            cached like the roots); the tests run under Wine (scripts/lib/wine-run.sh), Qt's
@@ -111,9 +113,21 @@ i386)
     ;;
 arm64|armhf)
     if [[ $platform == arm64 ]]; then triple=aarch64-linux-gnu; else triple=arm-linux-gnueabihf; fi
-    scripts/install-deps.sh "g++-$triple" qemu-user-static mmdebstrap arch-test
+    # binfmt-support registers qemu-user-static's emulators with the kernel: the handler that
+    # runs the ARM child processes the tests start.
+    scripts/install-deps.sh "g++-$triple" qemu-user-static binfmt-support mmdebstrap arch-test
     root=$(cross_sysroot "$platform") || finish 1 "sysroot FAILED"
-    qemu=$(qemu-aarch64-static --version | sed -n '1s/.*version \([0-9.]*\).*/qemu-user \1/p')
+    # Debian 13's qemu-user where it can be fetched (it starts child processes; 7.2 cannot).
+    qemu_args=()
+    if qemu_dir=$(scripts/lib/qemu-user.sh); then
+        qemu_args=(-DQFC_QEMU_DIR="$qemu_dir")
+        qemu=$("$qemu_dir/qemu-aarch64" --version)
+    else
+        echo "Debian 13's qemu-user could not be fetched: Debian 12's 7.2, which cannot start" \
+             "child processes" >&2
+        qemu=$(qemu-aarch64-static --version)
+    fi
+    qemu=$(sed -n '1s/.*version \([0-9.]*\).*/qemu-user \1/p' <<<"$qemu")
     what="Qt $(sed -n 's/.*PACKAGE_VERSION "\(.*\)".*/\1/p' \
         "$root/usr/lib/$triple/cmake/Qt6Core/Qt6CoreConfigVersionImpl.cmake" | head -n 1)"
     what+=", $triple-g++ $("$triple-g++" -dumpfullversion), tests under $qemu"
@@ -121,7 +135,7 @@ arm64|armhf)
     # The host's Qt tools (moc, ...) serve the cross build: the host's Qt is the root's version.
     QFC_EMULATOR=$qemu build_and_test "build-$platform" \
         -DCMAKE_TOOLCHAIN_FILE="$PWD/scripts/lib/cross-linux.cmake" -DQFC_CROSS_TRIPLE="$triple" \
-        -DQFC_CROSS_SYSROOT="$root" -DQT_HOST_PATH=/usr \
+        -DQFC_CROSS_SYSROOT="$root" "${qemu_args[@]}" -DQT_HOST_PATH=/usr \
         -DQT_HOST_PATH_CMAKE_DIR="/usr/lib/$(gcc -print-multiarch)/cmake" || status=1
     log=build-$platform/Testing/Temporary/LastTest.log
     if [[ -f $log ]]; then

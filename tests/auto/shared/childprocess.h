@@ -9,8 +9,9 @@
 
 // Waits until process, just start()ed, runs. Under an emulator that cannot start one (the CI
 // stages for other CPUs set QFC_EMULATOR: qemu-user 7.2 refuses the clone() flags Qt's
-// QProcess uses, "Resource error (fork failure): Invalid argument"), the test skips, saying
-// so; anywhere else a child that does not start fails it.
+// QProcess uses, "Resource error (fork failure): Invalid argument"; without a binfmt_misc
+// handler for the CPU the child's exec fails), the test skips, saying so; anywhere else a
+// child that does not start fails it.
 #define QFC_WAIT_FOR_CHILD_START(process)                                                          \
     do {                                                                                           \
         if (!(process).waitForStarted(30000)) {                                                    \
