@@ -90,6 +90,23 @@ public:
     std::vector<double> delaysUs;
 };
 
+// A funnel connection and a Qt::QueuedConnection, each from its own sender to its own counter.
+struct Subjects
+{
+    QFunnel funnel;
+    Sender sender;
+    Counter counter;
+    Sender qtSender;
+    Counter qtCounter;
+
+    bool connect()
+    {
+        return QtFastConnect::connect(&funnel, &sender, &Sender::value, &counter, &Counter::onValue)
+                && QObject::connect(&qtSender, &Sender::value, &qtCounter, &Counter::onValue,
+                                    Qt::QueuedConnection);
+    }
+};
+
 // Runs the producer in its own thread while the main thread's event loop delivers, until
 // every emitted call arrived (or the timeout: the caller compares the counts).
 template<typename Produce>
@@ -120,14 +137,8 @@ private Q_SLOTS:
 
 void tst_BenchRelayRound::relayRound()
 {
-    QFunnel funnel;
-    Sender sender;
-    Counter counter;
-    QVERIFY(QtFastConnect::connect(&funnel, &sender, &Sender::value, &counter, &Counter::onValue));
-    Sender qtSender;
-    Counter qtCounter;
-    QVERIFY(QObject::connect(&qtSender, &Sender::value, &qtCounter, &Counter::onValue,
-                             Qt::QueuedConnection));
+    Subjects x;
+    QVERIFY(x.connect());
 
     // funnel: flushed every 100th call (timed) and before the producer thread exits, as a
     // QThread's run() should end.
@@ -151,24 +162,24 @@ void tst_BenchRelayRound::relayRound()
             return n;
         };
     };
-    const QFunnel::Statistics before = funnel.statistics();
+    const QFunnel::Statistics before = x.funnel.statistics();
     const Clock::time_point start = Clock::now();
-    const int emitted = runProducer(counter, stream(sender, &funnel));
+    const int emitted = runProducer(x.counter, stream(x.sender, &x.funnel));
     const Clock::duration elapsed = Clock::now() - start;
-    const QFunnel::Statistics after = funnel.statistics();
-    QCOMPARE(counter.received.load(), emitted);
-    QCOMPARE(counter.outOfOrder, 0);
+    const QFunnel::Statistics after = x.funnel.statistics();
+    QCOMPARE(x.counter.received.load(), emitted);
+    QCOMPARE(x.counter.outOfOrder, 0);
 
-    const int qtEmitted = runProducer(qtCounter, stream(qtSender, nullptr));
-    QCOMPARE(qtCounter.received.load(), qtEmitted);
-    QCOMPARE(qtCounter.outOfOrder, 0);
+    const int qtEmitted = runProducer(x.qtCounter, stream(x.qtSender, nullptr));
+    QCOMPARE(x.qtCounter.received.load(), qtEmitted);
+    QCOMPARE(x.qtCounter.outOfOrder, 0);
 
     const quint64 rounds = after.relayRounds - before.relayRounds;
     QVERIFY2(rounds > 0, "the relay never held the producer's batch");
     const double roundUs = microseconds(elapsed) / double(rounds);
     const double callsPerRound = double(after.relayedCalls - before.relayedCalls) / double(rounds);
-    const Percentiles f = Percentiles::of(counter.delaysUs);
-    const Percentiles q = Percentiles::of(qtCounter.delaysUs);
+    const Percentiles f = Percentiles::of(x.counter.delaysUs);
+    const Percentiles q = Percentiles::of(x.qtCounter.delaysUs);
     qInfo("relay round: %.1f us on average (%llu rounds in %.0f ms, %.1f calls each; nominal "
           "50 us)",
           roundUs, static_cast<unsigned long long>(rounds), microseconds(elapsed) / 1e3,
@@ -188,42 +199,36 @@ void tst_BenchRelayRound::relayRound()
 
 void tst_BenchRelayRound::flushLatency()
 {
-    QFunnel funnel;
-    Sender sender;
-    Counter counter;
-    QVERIFY(QtFastConnect::connect(&funnel, &sender, &Sender::value, &counter, &Counter::onValue));
-    Sender qtSender;
-    Counter qtCounter;
-    QVERIFY(QObject::connect(&qtSender, &Sender::value, &qtCounter, &Counter::onValue,
-                             Qt::QueuedConnection));
+    Subjects x;
+    QVERIFY(x.connect());
 
     std::vector<double> flushUs;
     std::vector<double> postUs;
     flushUs.reserve(FlushCalls);
     postUs.reserve(FlushCalls);
-    const int emitted = runProducer(counter, [&] {
+    const int emitted = runProducer(x.counter, [&] {
         for (int i = 0; i < FlushCalls; ++i) {
-            Q_EMIT sender.value(i, nowNs());
+            Q_EMIT x.sender.value(i, nowNs());
             const Clock::time_point t0 = Clock::now();
-            funnel.flush();
+            x.funnel.flush();
             flushUs.push_back(microseconds(Clock::now() - t0));
             spinFor(FlushGap);
         }
         return FlushCalls;
     });
     QCOMPARE(emitted, FlushCalls);
-    QCOMPARE(counter.received.load(), FlushCalls);
-    const int qtEmitted = runProducer(qtCounter, [&] {
+    QCOMPARE(x.counter.received.load(), FlushCalls);
+    const int qtEmitted = runProducer(x.qtCounter, [&] {
         for (int i = 0; i < FlushCalls; ++i) {
             const Clock::time_point t0 = Clock::now();
-            Q_EMIT qtSender.value(i, nowNs());
+            Q_EMIT x.qtSender.value(i, nowNs());
             postUs.push_back(microseconds(Clock::now() - t0));
             spinFor(FlushGap);
         }
         return FlushCalls;
     });
     QCOMPARE(qtEmitted, FlushCalls);
-    QCOMPARE(qtCounter.received.load(), FlushCalls);
+    QCOMPARE(x.qtCounter.received.load(), FlushCalls);
 
     const Percentiles f = Percentiles::of(flushUs);
     const Percentiles q = Percentiles::of(postUs);
