@@ -49,10 +49,19 @@ bool QFunnelAdmission::reclaimReservations()
     qsizetype reclaimed = 0;
     {
         QMutexLocker locker(&m_reservationsLock);
-        // A lane's owner may be between its fetch_sub and the undo; whatever this exchange
-        // sees (even -1) keeps pool + reservations + pending equal to the capacity.
-        for (Reservation *r : std::as_const(m_reservations))
-            reclaimed += r->exchange(0, std::memory_order_seq_cst); // see releaseCreditsTo()
+        // Only what a lane holds: its owner may be between takeReserved()'s fetch_sub and the
+        // undo, reading -1 while holding nothing. Taking that -1 kept the sum right, but left
+        // the pool at -1 until the undo, and pendingCalls() reported more calls than the
+        // capacity admits (5 of 4 in tst_qfunnel under qemu-user). seq_cst, also when the
+        // compare fails: see releaseCreditsTo().
+        for (Reservation *r : std::as_const(m_reservations)) {
+            qsizetype held = r->load(std::memory_order_seq_cst);
+            while (held > 0
+                   && !r->compare_exchange_weak(held, 0, std::memory_order_seq_cst,
+                                                std::memory_order_seq_cst)) {
+            }
+            reclaimed += std::max<qsizetype>(held, 0);
+        }
     }
     if (reclaimed)
         m_credits.fetch_add(reclaimed, std::memory_order_seq_cst);
@@ -235,7 +244,7 @@ void QFunnelAdmission::releaseCreditsTo(Reservation *own, qsizetype calls) noexc
     // Relaxed load: it only chooses where the credits go.
     if (own && calls && own->load(std::memory_order_relaxed) + calls <= chunkSize()) {
         own->fetch_add(calls, std::memory_order_seq_cst);
-        // seq_cst, with waitForCredit()'s increment of m_waiters and the exchange in
+        // seq_cst, with waitForCredit()'s increment of m_waiters and the load in
         // reclaimReservations(): either a producer about to sleep reclaims these credits, or
         // this load sees it waiting and they go to the shared counter with a wake-up.
         if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0))
