@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Runs a Windows program of the MinGW-w64 build under Wine: the emulator ctest starts each test
-# with (CMAKE_CROSSCOMPILING_EMULATOR, set by scripts/lib/run-platform.sh). The DLLs are found
+# with (CMAKE_CROSSCOMPILING_EMULATOR, set by scripts/lib/mingw-w64.cmake). The DLLs are found
 # through WINEPATH: the build's bin/ (Qt6FastConnect.dll), Qt's and oneTBB's bin/ in the
 # MinGW prefix (scripts/lib/mingw-deps.sh) and the MinGW runtime (libstdc++, libgcc_s,
 # libwinpthread). The Wine prefix lives in the build directory and is made on first use.
