@@ -15,6 +15,6 @@ if scripts/install-deps.sh ccache >&2; then
     # a clean clone elsewhere, or another build directory, still hits.
     export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
     mkdir -p "$CCACHE_DIR"
-    ccache --max-size=12G >/dev/null
+    ccache --max-size=4G >/dev/null # per system: a full CI stage fills well under 1 GB
     ccache_cmake_args=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
