@@ -15,3 +15,16 @@ host_mirror() {
     fi
     echo "${uri:-http://deb.debian.org/debian}"
 }
+
+# private_apt DIR LINE: sets private_apt_opts, the apt-get options of an apt configuration in
+# DIR that knows one sources line (e.g. "deb-src ... bookworm main") from the host's mirror and
+# nothing of the host's own sources, lists or package state, which stay untouched. Run
+# "apt-get "${private_apt_opts[@]}" update" first.
+private_apt() {
+    local dir=$1 line=$2
+    mkdir -p "$dir"/{lists/partial,cache/archives/partial}
+    echo "${line/ / [check-valid-until=no] $(host_mirror) }" >"$dir/sources.list"
+    private_apt_opts=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                      -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache"
+                      -o Dir::State::status=/dev/null -o APT::Sandbox::User=root)
+}

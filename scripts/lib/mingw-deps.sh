@@ -39,16 +39,12 @@ fi
 work=$roots/mingw-w64-build
 log=$work/build.log
 rm -rf "$work" "$prefix"
-mkdir -p "$work"/apt/{lists/partial,cache/archives/partial} "$work/src"
+mkdir -p "$work/src"
 echo "mingw-deps: building Qt $qt_src_version (QtCore, QtTest) and oneTBB $tbb_src_version for" \
      "x86_64-w64-mingw32 into $prefix; log: $log" >&2
 started=$SECONDS
 
-# A private apt configuration: only a deb-src line for the host's mirror.
-echo "deb-src [check-valid-until=no] $(host_mirror) bookworm main" >"$work/apt/sources.list"
-apt_opts=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-          -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache"
-          -o APT::Sandbox::User=root)
+private_apt "$work/apt" "deb-src bookworm main"
 step() {  # description command...
     local what=$1
     shift
@@ -56,9 +52,9 @@ step() {  # description command...
     "$@" >>"$log" 2>&1 || { echo "mingw-deps: $what failed; the end of $log:" >&2
                             tail -n 30 "$log" >&2; exit 1; }
 }
-step "apt-get update (deb-src)" apt-get "${apt_opts[@]}" update
+step "apt-get update (deb-src)" apt-get "${private_apt_opts[@]}" update
 (cd "$work/src" &&
- step "apt-get source" apt-get "${apt_opts[@]}" source --download-only \
+ step "apt-get source" apt-get "${private_apt_opts[@]}" source --download-only \
      "qt6-base=$qt_src_version" "onetbb=$tbb_src_version")
 (cd "$work/src" && for dsc in *.dsc; do step "dpkg-source -x $dsc" dpkg-source -x "$dsc"; done)
 qt_src=$(find "$work/src" -maxdepth 1 -type d -name 'qt6-base-*')

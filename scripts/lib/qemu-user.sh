@@ -26,12 +26,9 @@ if [[ ! -x $dir/usr/bin/qemu-aarch64 ]]; then
     if [[ ! -x $dir/usr/bin/qemu-aarch64 ]]; then
         work=$dir.partial
         rm -rf "$work"
-        mkdir -p "$work"/apt/{lists/partial,cache/archives/partial}
-        echo "deb [check-valid-until=no] $(host_mirror) trixie main" >"$work/apt/sources.list"
-        opts=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache"
-              -o Dir::State::status=/dev/null -o APT::Sandbox::User=root)
-        (cd "$work" && apt-get "${opts[@]}" update -qq && apt-get "${opts[@]}" download qemu-user &&
+        private_apt "$work/apt" "deb trixie main"
+        (cd "$work" && apt-get "${private_apt_opts[@]}" update -qq &&
+         apt-get "${private_apt_opts[@]}" download qemu-user &&
          dpkg-deb -x qemu-user_*.deb unpacked) >"$work.log" 2>&1 ||
             { tail -n 20 "$work.log" >&2; exit 1; }
         mv "$work/unpacked" "$dir"
