@@ -23,17 +23,6 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-namespace {
-
-qint64 steadyNowNs()
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
-
-} // namespace
-
 QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
     : m_core(core), m_stopped(core->isStopped()), m_guard(guard), m_threadId(threadId)
 {
@@ -111,6 +100,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     // funnel's) never reads it. Then read after calls 2, 4, 8, ... up to CheckEvery, and every
     // CheckEvery calls from there: slow slots are timed closely, fast ones cheaply.
     QElapsedTimer clock;
+    const qint64 callBudget = PassBudgetCalls * (m_passBudgetNs / PassBudget.count());
     qsizetype settled = 0;
     int count = 0;
     int nextCheck = 1;
@@ -143,8 +133,8 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
-            if ((count >= PassBudgetCalls
-                 || (clock.isValid() && clock.nsecsElapsed() >= PassBudget.count()))
+            if ((count >= callBudget
+                 || (clock.isValid() && clock.nsecsElapsed() >= m_passBudgetNs))
                 && !barrier) {
                 break;
             }
@@ -312,7 +302,7 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
     QFunnelRoute *route = call->route;
     // Relaxed, as in claimLatest(). The clock is read only for the latest call.
     const bool latest = route->latest.load(std::memory_order_relaxed) == call;
-    const qint64 now = latest ? steadyNowNs() : 0;
+    const qint64 now = latest ? steadyClockNs() : 0;
     if (latest && now < route->notBeforeNs) {
         park(call, route->notBeforeNs, receiver);
         return 0;
@@ -370,7 +360,7 @@ void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
         return;
     m_timerArmed.store(true, std::memory_order_relaxed);
     m_timerDueNs = dueNs;
-    const qint64 delayMs = (dueNs - steadyNowNs() + 999999) / 1000000;
+    const qint64 delayMs = (dueNs - steadyClockNs() + 999999) / 1000000;
     QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
                        receiver, ParkedCallsDue(this));
 }

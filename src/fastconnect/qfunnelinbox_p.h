@@ -31,6 +31,14 @@ namespace QtFastConnectPrivate {
 class QFunnelCore;
 class QFunnelReceiverGuard;
 
+// The steady clock, in ns: the rate limit's due times and the pass budget's measure.
+inline qint64 steadyClockNs() noexcept
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+}
+
 // Delivery stage: the calls of one funnel waiting for one receiver (or context object), shared
 // by all the funnel's connections and invokes to that receiver. Producers (directly, when the
 // funnel is idle) and the relay push chains of calls; each push posts a wake-up: a meta-call
@@ -61,8 +69,20 @@ public:
     // With 4 ms passes its p99 interval was 21 ms at 60 frames per second; with 1 ms passes,
     // 17 ms (benchmarks/responsiveness, 1 µs slots). Passes of wake-ups handled together share
     // the budget (see passFor()).
-    static constexpr int PassBudgetCalls = 8192;
+    //
+    // That budget grows when the rest of the event loop is expensive: a pass that continues a
+    // backlog (a Resume) lasts PassShare times what the thread spent on everything else since
+    // the previous pass yielded, between PassBudget and MaxPassBudget. A view's deferred work
+    // (the relayout and repaint that rowsInserted() schedules, whose cost grows with the model)
+    // runs once per yield: with 1 ms passes the thread spent most of its time on it, and a
+    // per-row log view moved fewer rows than Qt's flood, which simply starves it. So a backlog
+    // gets at least PassShare / (PassShare + 1) of its receiver's thread, and the view lays out
+    // once per pass, about once a frame at most; a loop whose other work is cheap (a repaint)
+    // still runs every millisecond (benchmarks/modelview).
+    static constexpr int PassBudgetCalls = 8192; // per PassBudget of the pass's budget
     static constexpr std::chrono::nanoseconds PassBudget = std::chrono::milliseconds(1);
+    static constexpr int PassShare = 3;
+    static constexpr std::chrono::nanoseconds MaxPassBudget = std::chrono::milliseconds(8);
     static constexpr int CheckEvery = 128;
     // Credits go back to blocked producers every CreditReturnCalls calls run, so that they
     // refill as room is made instead of all at once after a pass; not after every call, since
@@ -170,6 +190,7 @@ private:
     void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }
     bool postWake(quint64 fence, WakeKind kind);
     void settle(bool leftover);
+    void budgetResumedPass();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
     qsizetype markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept;
     void releaseCreditFree(qsizetype n);
@@ -247,6 +268,12 @@ private:
     // Time the passes since the last Resume took (guarded by m_passLock): passes of wake-ups
     // queued together share one budget.
     qint64 m_passTimeNs = 0;
+    // The budget of passes now, when the last pass yielded (steady clock), and a decaying peak
+    // of the time the rest of the event loop took between a yield and its Resume (see
+    // PassShare; guarded by m_passLock).
+    qint64 m_passBudgetNs = PassBudget.count();
+    qint64 m_yieldedAtNs = 0;
+    qint64 m_restOfLoopNs = 0;
     // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the
     // timer that wakes the inbox for them; guarded by m_passLock (the flag also read by the
     // timer's handler).

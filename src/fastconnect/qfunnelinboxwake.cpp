@@ -157,6 +157,7 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
         fence = qMax(fence, m_resumeFence);
         m_passTimeNs = 0;
+        budgetResumedPass();
     } else if (kind == WakeKind::Normal
                && m_resumesPending.load(std::memory_order_relaxed) > 0) {
         // The Resume wake-up behind this one runs these calls too: later, never earlier.
@@ -171,11 +172,29 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
         // Passes of wake-ups handled in one go by Qt's sendPostedEvents() would add up beyond
         // one budget between two paints: once they used it, the next waits for a Resume, in
         // the next event loop iteration.
-        if (m_passTimeNs < PassBudget.count() || kind == WakeKind::Barrier)
+        if (m_passTimeNs < m_passBudgetNs || kind == WakeKind::Barrier) {
+            // Caught up: the next backlog starts from the shortest budget.
+            m_passBudgetNs = PassBudget.count();
+            m_restOfLoopNs = 0;
             return 0;
+        }
     }
     m_resumeFence = qMax(m_resumeFence, fence);
+    m_yieldedAtNs = steadyClockNs();
     return m_resumeFence;
+}
+
+// With the pass lock held, as a Resume's pass starts: its budget, from what the event loop did
+// since the pass before it yielded (see PassShare). The clock is read only on this path, a
+// backlog's: a pass of an idle funnel's call reads none.
+void QFunnelInbox::budgetResumedPass()
+{
+    const qint64 restNs = steadyClockNs() - m_yieldedAtNs;
+    // A decaying peak: a view lays out in one iteration and only paints in the next, and the
+    // budget should follow the expensive ones.
+    m_restOfLoopNs = qMax(restNs, m_restOfLoopNs - m_restOfLoopNs / 4);
+    m_passBudgetNs =
+            qBound(PassBudget.count(), PassShare * m_restOfLoopNs, MaxPassBudget.count());
 }
 
 void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)

@@ -77,6 +77,31 @@ public Q_SLOTS:
     }
 };
 
+// Stands for a view's deferred work (a relayout): each of its events costs cost (a busy wait)
+// and posts the next one while calls remain, so that it runs once per event loop iteration.
+class ExpensiveLoopWork : public QObject
+{
+    Q_OBJECT
+public:
+    const PassProbe *probe = nullptr;
+    int until = 0; // stops once the probe has run this many calls
+    std::chrono::microseconds cost { 0 };
+    int runs = 0; // while calls remained
+
+    bool event(QEvent *e) override
+    {
+        if (e->type() != QEvent::User)
+            return QObject::event(e);
+        if (probe->calls >= until)
+            return true;
+        ++runs;
+        const auto end = std::chrono::steady_clock::now() + cost;
+        while (std::chrono::steady_clock::now() < end) {}
+        QCoreApplication::postEvent(this, new QEvent(QEvent::User));
+        return true;
+    }
+};
+
 class tst_QFunnelPolicy : public QObject
 {
     Q_OBJECT
@@ -98,6 +123,7 @@ private Q_SLOTS:
     void rateLimitDefaultsAndBadIntervals();
     void rateLimitParkedCallOfDestroyedReceiver();
     void passYieldsToOtherEvents();
+    void passGrowsWithTheRestOfTheLoop();
 };
 
 void tst_QFunnelPolicy::defaults()
@@ -462,6 +488,32 @@ void tst_QFunnelPolicy::passYieldsToOtherEvents()
     QTRY_COMPARE(probe.calls, 50);
     QVERIFY2(probe.callsAtUserEvent >= 0 && probe.callsAtUserEvent < 50,
              qPrintable(QString::number(probe.callsAtUserEvent)));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_QFunnelPolicy::passGrowsWithTheRestOfTheLoop()
+{
+    // 400 calls of 20 µs (8 ms in all) wait for the main thread, whose event loop also runs
+    // 4 ms of other work per iteration (a view's relayout). With 1 ms passes the other work ran
+    // 6 times before the last call (the backlog got a fifth of the thread); a pass that
+    // continues a backlog lasts three times the rest of the loop (at most 8 ms), so the backlog
+    // is through after a pass or two. Wall-clock budgets: a preempted pass runs fewer calls,
+    // hence the slack.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Producer producer;
+    PassProbe probe;
+    probe.slotCost = 20us;
+    ExpensiveLoopWork work;
+    work.probe = &probe;
+    work.until = 400;
+    work.cost = 4ms;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &probe,
+                                   &PassProbe::onValue));
+    QVERIFY(emitFromThread(&producer, 400));
+    QCoreApplication::postEvent(&work, new QEvent(QEvent::User));
+    QTRY_COMPARE(probe.calls, 400);
+    QVERIFY2(work.runs >= 1 && work.runs <= 4, qPrintable(QString::number(work.runs)));
     QTRY_VERIFY(accountedFor(funnel.statistics()));
 }
 
