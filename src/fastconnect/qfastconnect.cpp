@@ -230,6 +230,70 @@ QT_BEGIN_NAMESPACE
     Connects \a signal to \a functor, run in the thread of \a context, through \a funnel.
 */
 
+/*!
+    \typealias QtFastConnect::BatchOf
+    \brief The list a batched slot takes for a signal.
+
+    \c{BatchOf<decltype(&Sender::signal)>} is \c{QList<T>} for a signal with one argument of
+    type \c T (decayed: \c{const QString &} gives \c{QList<QString>}), and
+    \c{QList<std::tuple<T1, T2, ...>>} for several. See connectBatched().
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionMode mode)
+
+    Connects \a signal of \a sender to \a slot of \a receiver through
+    QFunnel::globalInstance() as a batched connection: \a slot takes one parameter, a
+    QtFastConnect::BatchOf the signal (\c{QList<T>}, or \c{QList<std::tuple<...>>} for several
+    arguments; by value, const reference or rvalue reference), and runs once for a run of
+    pending calls instead of once per call. Any thread may call it; the slot runs in the thread
+    \a receiver lives in, like a funnel connection's.
+
+    A batch holds the calls of this connection that wait consecutively for \a receiver when its
+    thread delivers them, in emission order, at most 4,096 of them: in practice everything one
+    emitting thread emitted since the relay's previous round (calls of other connections to the
+    same receiver in between start a new batch). Each argument is copied once at emit (moved
+    with QtFastConnect::MoveArguments) and moved into the list, never copied again. A batch of
+    n calls counts as n delivered calls in QFunnel::statistics(), and each call holds one unit
+    of the funnel's capacity until its batch ran. sender() is valid in the slot. Everything
+    else is as for connect(): the overflow policies apply per call (DropOldest drops the oldest
+    calls before they join a batch), pending batches follow a receiver to another thread, and a
+    destroyed receiver's calls are discarded unrun.
+
+    This is the shape for slots whose cost is per batch rather than per item: one
+    \c{beginInsertRows()} for many rows, one \c{appendPlainText()} of many lines, one chart
+    update. The idea is what applications build by hand with a mutex-guarded buffer drained by
+    a timer, and what QFutureWatcher::resultsReadyAt() reports for QtConcurrent's results; here
+    the buffer is the funnel's bounded queue.
+
+    A slot that does not take the batch fails to compile, with a message naming the expected
+    type; a signal without arguments too. CoalesceCalls and RateLimitCalls in \a mode print a
+    warning and return an invalid connection (a batch delivers every call); so does everything
+    connect() refuses.
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal to \a functor, which takes the batch and runs in the thread of
+    \a context.
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Delivers through \a funnel instead of the global funnel.
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2> QMetaObject::Connection QtFastConnect::connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const QObject *context, Func2 &&functor, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Connects \a signal to \a functor, run in the thread of \a context, through \a funnel.
+*/
+
 QT_END_NAMESPACE
 
 #include "moc_qfastconnect.cpp"

@@ -264,6 +264,104 @@ connect(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 
                                   std::forward<Func2>(functor), mode);
 }
 
+// The list a batched slot takes for the signal of type Signal (decltype(&Sender::signal)):
+// QList<T> for a signal with one argument of type T, QList<std::tuple<T...>> for several.
+template<typename Signal>
+using BatchOf = typename QtFastConnectPrivate::QFunnelBatchOf<
+        typename QtFastConnectPrivate::QFunnelDecayList<
+                typename QtPrivate::FunctionPointer<Signal>::Arguments>::Type>::Type;
+
+// connectBatched(funnel, sender, &Sender::signal, receiver, &Receiver::slot): the slot takes
+// BatchOf<decltype(&Sender::signal)> and runs once for every run of pending calls.
+template<typename Func1, typename Func2>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
+                        QMetaObject::Connection>
+connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+               Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
+               Func2 slot, ConnectionMode mode = FunnelConnection)
+{
+    using SignalType = QtPrivate::FunctionPointer<Func1>;
+    using SlotType = QtPrivate::FunctionPointer<Func2>;
+    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
+                  "No Q_OBJECT in the class with the signal");
+    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
+            typename SignalType::Arguments>::Type;
+    static_assert(int(SignalType::ArgumentCount) > 0,
+                  "QtFastConnect::connectBatched: the signal has no argument to batch");
+    static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
+                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
+                  "because the funnel stores a copy until the receiver's thread runs the slot");
+    static_assert(QtFastConnectPrivate::QFunnelTakesBatch<
+                          typename SlotType::Arguments,
+                          typename QtFastConnectPrivate::QFunnelBatchOf<Stored>::Type>::value,
+                  "QtFastConnect::connectBatched: the slot must take one parameter, the batch "
+                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
+                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
+                  "&Sender::signal)>), by value, const reference or rvalue reference");
+    using Slot = QtFastConnectPrivate::QFunnelBatchMemberSlot<Func2, Stored>;
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot),
+            &QtFastConnectPrivate::slotKeyEqual<Func2>,
+            mode | ConnectionMode::fromInt(QtFastConnectPrivate::QFunnelBatchedBit),
+            [&] { return new Slot(slot); });
+}
+
+// connectBatched(funnel, sender, &Sender::signal, context, functor)
+template<typename Func1, typename Func2>
+inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
+                                && !std::is_convertible_v<Func2, const char *>,
+                        QMetaObject::Connection>
+connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+               Func1 signal, const QObject *context, Func2 &&functor,
+               ConnectionMode mode = FunnelConnection)
+{
+    using SignalType = QtPrivate::FunctionPointer<Func1>;
+    using F = std::decay_t<Func2>;
+    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
+                  "No Q_OBJECT in the class with the signal");
+    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
+            typename SignalType::Arguments>::Type;
+    using Batch = typename QtFastConnectPrivate::QFunnelBatchOf<Stored>::Type;
+    static_assert(int(SignalType::ArgumentCount) > 0,
+                  "QtFastConnect::connectBatched: the signal has no argument to batch");
+    static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
+                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
+                  "because the funnel stores a copy until the context's thread runs the functor");
+    static_assert(std::is_invocable_v<F &, Batch &&>,
+                  "QtFastConnect::connectBatched: the functor must take one parameter, the batch "
+                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
+                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
+                  "&Sender::signal)>)");
+    using Slot = QtFastConnectPrivate::QFunnelBatchFunctorSlot<F, Stored>;
+    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, context, 'F', nullptr, 0, nullptr,
+            mode | ConnectionMode::fromInt(QtFastConnectPrivate::QFunnelBatchedBit),
+            [&] { return new Slot(F(std::forward<Func2>(functor))); });
+}
+
+// The same two, through QFunnel::globalInstance().
+template<typename Func1, typename Func2>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
+                        QMetaObject::Connection>
+connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+               const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot,
+               ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnect::connectBatched(QFunnel::globalInstance(), sender, signal, receiver, slot,
+                                         mode);
+}
+
+template<typename Func1, typename Func2>
+inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
+                                && !std::is_convertible_v<Func2, const char *>,
+                        QMetaObject::Connection>
+connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+               const QObject *context, Func2 &&functor, ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnect::connectBatched(QFunnel::globalInstance(), sender, signal, context,
+                                         std::forward<Func2>(functor), mode);
+}
+
 // By name (SIGNAL() / SLOT()) and by QMetaMethod: arguments travel type-erased via QMetaType.
 Q_FASTCONNECT_EXPORT QMetaObject::Connection connect(QFunnel *funnel, const QObject *sender,
                                                      const char *signal, const QObject *receiver,

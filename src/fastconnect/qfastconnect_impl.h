@@ -15,10 +15,12 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtFastConnect/qpoolallocator.h>
+#include <QtCore/qlist.h>
 #include <QtCore/qmetaobject.h>
 #include <QtCore/qobject.h>
 
 #include <functional>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -74,7 +76,15 @@ struct QFunnelSlotTraits
     // and destroys the arguments. The memory stays the library's, which returns a run of calls
     // to the pool at once.
     void (*runInPlace)(void *slot, QObject *receiver, QFunnelCall *call) = nullptr;
+    // A batched connection's (connectBatched()): runs the slot once for the n calls linked
+    // from first through next, without checking the receiver's class. Pooled calls (runInPlace
+    // set) keep their header and memory, which the library frees; the others are deleted.
+    void (*runBatch)(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n) = nullptr;
 };
+
+// The mode bit connectBatched() adds: the library accepts it only with a slot that describes
+// runBatch. Not a ConnectionOption: a batched slot differs in type, so it takes its own connect.
+inline constexpr int QFunnelBatchedBit = 0x100000;
 
 // Capture stage entry point, emitting thread: queues call (built for route) for its receiver.
 // Takes ownership of call and a reference on route for it; never blocks unless the funnel is
@@ -136,6 +146,20 @@ void qfcSlotRunInPlace(void *slot, QObject *receiver, QFunnelCall *c)
     static_cast<CallType *>(c)->~CallType();
 }
 
+template<typename Slot, typename = void>
+struct QFunnelIsBatchSlot : std::false_type
+{};
+template<typename Slot>
+struct QFunnelIsBatchSlot<Slot, std::void_t<typename Slot::Batch>> : std::true_type
+{};
+
+// QFunnelSlotTraits::runBatch of the batch slot types.
+template<typename Slot>
+void qfcSlotRunBatch(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n)
+{
+    static_cast<Slot *>(slot)->runBatch(receiver, first, n);
+}
+
 // The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node), which
 // checks the receiver's class, invoke(receiver, call node), which does not, and
 // receiverClass().
@@ -159,6 +183,8 @@ void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c
         traits->receiverClass = Slot::receiverClass();
         if constexpr (QFunnelIsPooled<CallType>)
             traits->runInPlace = &qfcSlotRunInPlace<Slot>;
+        if constexpr (QFunnelIsBatchSlot<Slot>::value)
+            traits->runBatch = &qfcSlotRunBatch<Slot>;
         break;
     }
     }
@@ -233,6 +259,120 @@ public:
     void call(QObject *receiver, CallNode *c) { invoke(receiver, c); }
     void invoke(QObject *, CallNode *c) { invoke(c, std::index_sequence_for<Stored...> {}); }
     // A functor compares equal to nothing, as with QObject::connect().
+    bool isSlot(void **) const { return false; }
+};
+
+// Batched connections: what the slot receives, a QList of the signal's argument (of a tuple of
+// its arguments, for several). A QList, not a span: the slot owns the items and may move them
+// on (into a model's storage), and Qt 6.4 has no QSpan.
+template<typename... Stored>
+struct QFunnelBatchItem
+{
+    using Type = std::tuple<Stored...>;
+};
+template<typename T>
+struct QFunnelBatchItem<T>
+{
+    using Type = T;
+};
+template<typename... Stored>
+using QFunnelBatchList = QList<typename QFunnelBatchItem<Stored...>::Type>;
+
+template<typename... Stored>
+inline auto &&qfcBatchItemOf(QFunnelCallImpl<Stored...> *c)
+{
+    if constexpr (sizeof...(Stored) == 1)
+        return std::move(std::get<0>(c->args));
+    else
+        return std::move(c->args);
+}
+
+// Moves the arguments of the n calls linked from first into one list, in order, and destroys
+// them: only their arguments if the call is pooled (the library frees the memory, reading each
+// header's link), the whole call otherwise.
+template<typename... Stored>
+QFunnelBatchList<Stored...> qfcTakeBatch(QFunnelCall *first, qsizetype n)
+{
+    using CallType = QFunnelCallImpl<Stored...>;
+    QFunnelBatchList<Stored...> items;
+    items.reserve(n);
+    QFunnelCall *c = first;
+    for (qsizetype i = 0; i < n; ++i) {
+        auto *call = static_cast<CallType *>(c);
+        c = c->next;
+        items.emplaceBack(qfcBatchItemOf(call));
+        if constexpr (QFunnelIsPooled<CallType>)
+            std::destroy_at(&call->args);
+        else
+            delete call;
+    }
+    return items;
+}
+
+// A batch of one call, whose arguments stay for the caller to destroy (a call delivered on
+// its own: QFunnelSlotOp::Run, or runInPlace).
+template<typename... Stored>
+QFunnelBatchList<Stored...> qfcBatchOfOne(QFunnelCallImpl<Stored...> *c)
+{
+    QFunnelBatchList<Stored...> items;
+    items.emplaceBack(qfcBatchItemOf(c));
+    return items;
+}
+
+template<typename Func, typename Stored>
+class QFunnelBatchMemberSlot;
+template<typename Func, typename... Stored>
+class QFunnelBatchMemberSlot<Func, QtPrivate::List<Stored...>>
+{
+    using Object = typename QtPrivate::FunctionPointer<Func>::Object;
+    const Func m_func;
+
+public:
+    using CallNode = QFunnelCallImpl<Stored...>;
+    using Batch = QFunnelBatchList<Stored...>;
+    explicit QFunnelBatchMemberSlot(Func f) : m_func(f) {}
+    static const QMetaObject *receiverClass()
+    {
+        return QFunnelMemberSlot<Func, QtPrivate::List<>, QtPrivate::List<>>::receiverClass();
+    }
+    void call(QObject *receiver, CallNode *c)
+    {
+        if (const QMetaObject *cls = receiverClass()) {
+            const QMetaObject *mo = receiver->metaObject();
+            if (Q_UNLIKELY(mo != cls && !mo->inherits(cls)))
+                return;
+        }
+        invoke(receiver, c);
+    }
+    void invoke(QObject *receiver, CallNode *c)
+    {
+        (static_cast<Object *>(receiver)->*m_func)(qfcBatchOfOne(c));
+    }
+    void runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
+    {
+        (static_cast<Object *>(receiver)->*m_func)(qfcTakeBatch<Stored...>(first, n));
+    }
+    bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
+};
+
+template<typename Func, typename Stored>
+class QFunnelBatchFunctorSlot;
+template<typename Func, typename... Stored>
+class QFunnelBatchFunctorSlot<Func, QtPrivate::List<Stored...>>
+{
+    Func m_func;
+
+public:
+    using CallNode = QFunnelCallImpl<Stored...>;
+    using Batch = QFunnelBatchList<Stored...>;
+    explicit QFunnelBatchFunctorSlot(Func &&f) : m_func(std::move(f)) {}
+    static const QMetaObject *receiverClass() { return nullptr; }
+    void call(QObject *receiver, CallNode *c) { invoke(receiver, c); }
+    void invoke(QObject *, CallNode *c) { std::invoke(m_func, qfcBatchOfOne(c)); }
+    void runBatch(QObject *, QFunnelCall *first, qsizetype n)
+    {
+        std::invoke(m_func, qfcTakeBatch<Stored...>(first, n));
+    }
     bool isSlot(void **) const { return false; }
 };
 
@@ -368,6 +508,24 @@ struct QFunnelDecayList<QtPrivate::List<T...>>
 {
     using Type = QtPrivate::List<std::decay_t<T>...>;
 };
+
+template<typename L>
+struct QFunnelBatchOf;
+template<typename... T>
+struct QFunnelBatchOf<QtPrivate::List<T...>>
+{
+    using Type = QFunnelBatchList<T...>;
+};
+
+// Whether a member slot with parameters SlotArgs takes a Batch: exactly one, bound from it.
+template<typename SlotArgs, typename Batch>
+struct QFunnelTakesBatch : std::false_type
+{};
+template<typename P, typename Batch>
+struct QFunnelTakesBatch<QtPrivate::List<P>, Batch>
+    : std::bool_constant<std::is_convertible_v<Batch &&, P>
+                         && std::is_same_v<std::remove_cv_t<std::remove_reference_t<P>>, Batch>>
+{};
 
 template<typename L>
 struct QFunnelAllCopyable;

@@ -80,7 +80,8 @@ static constexpr int SupportedModeBits =
         (QtFastConnect::FunnelConnection | QtFastConnect::MoveArguments
          | QtFastConnect::CoalesceCalls | QtFastConnect::RateLimitCalls | Qt::UniqueConnection
          | Qt::SingleShotConnection)
-                .toInt();
+                .toInt()
+        | QFunnelBatchedBit;
 
 static bool checkMode(const QObject *sender, const QObject *receiver, int mode, qint64 rateLimitMs)
 {
@@ -96,6 +97,13 @@ static bool checkMode(const QObject *sender, const QObject *receiver, int mode, 
     if (const int unsupported = mode & ~(SupportedModeBits | 0xf)) {
         qWarning("QtFastConnect::connect(%s, %s): unsupported connection flags 0x%x",
                  classNameOf(sender), classNameOf(receiver), unsigned(unsupported));
+        return false;
+    }
+    if ((mode & QFunnelBatchedBit)
+        && (mode & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls)))) {
+        qWarning("QtFastConnect::connectBatched(%s, %s): a batched connection delivers every "
+                 "call; CoalesceCalls and RateLimitCalls are not supported with it",
+                 classNameOf(sender), classNameOf(receiver));
         return false;
     }
     if ((mode & QtFastConnect::RateLimitCalls) && rateLimitMs < 1) {
@@ -148,6 +156,17 @@ QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QM
         route->deref(); // destroys the slot
         return nullptr;
     }
+    // The bit and the slot come together from connectBatched(); either alone is a bad call
+    // (ConnectionMode::fromInt(), or a batch slot's template misused).
+    if (bool(mode & QFunnelBatchedBit) != route->describesBatch()) {
+        qWarning("QtFastConnect::connect(%s, %s): a batched connection needs "
+                 "QtFastConnect::connectBatched() and a slot that takes a batch",
+                 classNameOf(sender), classNameOf(receiver));
+        route->deref();
+        return nullptr;
+    }
+    if (route->describesBatch())
+        route->setDelivery(QFunnelRoute::Delivery::Batch);
     const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender)
             + "::" + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
     if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where.constData())) {

@@ -42,6 +42,7 @@ public:
         Run, // the slot function's Run, one call at a time (it checks and frees each)
         InPlace, // the slot's runInPlace: the loop checks the receiver's class, frees the calls
         Invoke, // invokes: each call runs itself through its own function
+        Batch, // connectBatched(): the slot's runBatch, once for a run of calls
     };
 
     // Asks the slot function how its calls may be delivered (QFunnelSlotOp::Describe).
@@ -71,7 +72,18 @@ public:
     {
         m_traits.runInPlace(m_slot, receiver, call);
     }
-    // Delivery::InPlace: whether receiver may run the slot (it is still of the slot's class).
+    // Delivery::Batch; receiver's thread only. Runs the slot once for the n calls linked from
+    // first and destroys their arguments; the memory of pooled calls (isPooled()) is the
+    // caller's to free, the others are deleted; their references are the caller's to release.
+    void runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
+    {
+        m_traits.runBatch(m_slot, receiver, first, n);
+    }
+    bool describesBatch() const noexcept { return m_traits.runBatch != nullptr; }
+    // Whether the calls come from QSizeClassPool chunks (the slot describes runInPlace).
+    bool isPooled() const noexcept { return m_traits.runInPlace != nullptr; }
+    // Delivery::InPlace and Batch: whether receiver may run the slot (it is still of the
+    // slot's class).
     bool acceptsReceiver(const QObject *receiver) const
     {
         const QMetaObject *cls = m_traits.receiverClass;

@@ -126,7 +126,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
             settled += n;
             count += n;
         }
-        if (count == nextCheck) {
+        if (count >= nextCheck) { // beyond it only after a batch (runBatch())
             nextCheck = count < CheckEvery ? 2 * count : count + CheckEvery;
             // Room for blocked producers as calls run, not in one burst at the end.
             if (settled >= CreditReturnCalls) {
@@ -184,6 +184,10 @@ int QFunnelInbox::runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *
         return runCallsOf<int(Delivery::Run)>(route, receiver, here, limit);
     case Delivery::Invoke:
         return runCallsOf<int(Delivery::Invoke)>(route, receiver, here, limit);
+    case Delivery::Batch:
+        if (Q_LIKELY(route->acceptsReceiver(receiver)))
+            return runBatch(route, receiver);
+        break; // as for InPlace: Run's own check skips the slot
     case Delivery::Run:
         break;
     }
@@ -244,6 +248,42 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
     // connection, which releases this route too, so the references order the two for
     // ThreadSanitizer (which cannot see that Qt's own locks do it as well).
     route->deref(n);
+    return n;
+}
+
+// A batched connection: its slot runs once for the run of its calls at the front of the pending
+// list (up to MaxBatchCalls), in their order. A run, not every call of the connection pending:
+// gathering those from between other connections' calls would cost a walk of the whole list per
+// batch; the relay hands over each emitting thread's calls together, so a run is what one
+// thread emitted since the relay's last round. Returns how many calls ran (at least one).
+int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver)
+{
+    QFunnelCall *const first = m_first;
+    QFunnelCall *c = first;
+    int n = 0;
+    do {
+        c = c->next;
+        ++n;
+    } while (c && c->route == route && n < MaxBatchCalls);
+    // Popped before the slot runs, as in runCallsOf().
+    m_first = c;
+    {
+        QFunnelSenderScope scope(receiver, route->sender, route->signalIndex,
+                                 QObjectPrivate::get(receiver)->connections.loadRelaxed());
+        route->runBatch(receiver, first, n);
+    }
+    bump(m_delivered, quint64(n));
+    if (route->isPooled()) {
+        // The calls' headers outlived their arguments: their links lead through the batch.
+        QPoolChunkBatch freed;
+        c = first;
+        for (int i = 0; i < n; ++i) {
+            QFunnelCall *next = c->next;
+            freed.add(c);
+            c = next;
+        }
+    }
+    route->deref(n); // after the sender scope's last look at the receiver, as in runCallsOf()
     return n;
 }
 

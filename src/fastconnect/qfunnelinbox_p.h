@@ -84,6 +84,9 @@ public:
     static constexpr int PassShare = 3;
     static constexpr std::chrono::nanoseconds MaxPassBudget = std::chrono::milliseconds(8);
     static constexpr int CheckEvery = 128;
+    // A batched connection's slot gets at most this many calls at once: beyond it, batches
+    // save nothing measurable and one slot call would hold the thread for longer than a pass.
+    static constexpr int MaxBatchCalls = 4096;
     // Credits go back to blocked producers every CreditReturnCalls calls run, so that they
     // refill as room is made instead of all at once after a pass; not after every call, since
     // each return may wake a producer (a futex call).
@@ -213,6 +216,7 @@ private:
     void count(Drop why, quint64 n) noexcept;
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
     int runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
+    int runBatch(QFunnelRoute *route, QObject *receiver);
     template<int Delivery>
     int runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
     void run(QFunnelCall *call, QObject *receiver);

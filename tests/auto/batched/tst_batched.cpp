@@ -1,0 +1,382 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Batched connections (QtFastConnect::connectBatched()): the slot runs once for a run of pending
+// calls, with their arguments moved into one list. Every scenario counts each call: emitted ==
+// delivered + dropped + discarded, a batch of n counting n delivered; the values a batched slot
+// sees, concatenated, are the ones a Qt::QueuedConnection slot sees one by one.
+
+#include "countedvalue.h"
+#include "eventloopthread.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <memory>
+#include <thread>
+#include <tuple>
+
+class Source : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(quint64 v);
+    void pair(int key, const QString &text);
+    void counted(CountedValue v);
+};
+
+class Sink : public QObject
+{
+    Q_OBJECT
+public:
+    QList<quint64> values; // concatenated batches, or per-call values
+    QList<qsizetype> batchSizes;
+    QList<std::tuple<int, QString>> pairs;
+    QList<QObject *> senders; // sender() in each call
+    QList<Qt::HANDLE> threads; // the thread of each call
+    bool deleteSelfInSlot = false;
+
+public Q_SLOTS:
+    void onValues(QList<quint64> batch)
+    {
+        batchSizes.append(batch.size());
+        values.append(batch);
+        senders.append(sender());
+        threads.append(QThread::currentThreadId());
+        if (deleteSelfInSlot)
+            delete this;
+    }
+    void onValue(quint64 v) { values.append(v); }
+    void onPairs(const QList<std::tuple<int, QString>> &batch)
+    {
+        batchSizes.append(batch.size());
+        pairs.append(batch);
+    }
+
+public:
+    // Not a slot: moc cannot call a parameter of rvalue reference type; the funnel can.
+    void onCounted(QList<CountedValue> &&batch)
+    {
+        batchSizes.append(batch.size());
+        for (const CountedValue &v : batch)
+            values.append(v.value);
+    }
+};
+
+static bool accountedFor(const QFunnel::Statistics &s)
+{
+    return s.pending == 0 && s.emitted == s.delivered + s.dropped + s.discarded + s.coalesced;
+}
+
+// Emits first..last from a thread of its own; returns once every emission came back from emit.
+// The thread flushes funnel (the global one if nullptr) before it ends, as a worker should.
+static void emitFromThread(Source *source, quint64 last, QFunnel *funnel = nullptr)
+{
+    std::thread t([=] {
+        for (quint64 i = 1; i <= last; ++i)
+            Q_EMIT source->value(i);
+        if (funnel)
+            funnel->flush();
+        else
+            QtFastConnect::flush();
+    });
+    t.join();
+}
+
+static QList<quint64> oneTo(quint64 n)
+{
+    QList<quint64> v;
+    for (quint64 i = 1; i <= n; ++i)
+        v.append(i);
+    return v;
+}
+
+class tst_Batched : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void deliversEveryCallInOrderLikeQtQueued();
+    void batchesAreCapped();
+    void severalArgumentsMakeTuples();
+    void argumentsAreMovedNeverCopied();
+    void functorWithContext();
+    void severalEmittingThreadsKeepTheirOrder();
+    void receiverDeletedWithBatchesPending();
+    void slotDeletesItsReceiver();
+    void moveToThreadWithBatchesPending();
+    void dropOldestCountsWhatItDrops();
+    void badCombinationsAreRefused();
+    void disconnectBySlot();
+};
+
+void tst_Batched::deliversEveryCallInOrderLikeQtQueued()
+{
+    // The oracle: the same emissions through Qt::QueuedConnection, one slot call each.
+    constexpr quint64 N = 20000;
+    Source qtSource;
+    Sink qtSink;
+    QVERIFY(connect(&qtSource, &Source::value, &qtSink, &Sink::onValue, Qt::QueuedConnection));
+    emitFromThread(&qtSource, N);
+    QTRY_COMPARE(qtSink.values.size(), qsizetype(N));
+
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                          &Sink::onValues));
+    // The main thread runs no event loop meanwhile: the calls wait, and batches form.
+    emitFromThread(&source, N, &funnel);
+    QTRY_COMPARE(sink.values.size(), qsizetype(N));
+    QCOMPARE(sink.values, qtSink.values);
+    QVERIFY2(sink.batchSizes.size() < qsizetype(N) / 10,
+             qPrintable(QString::number(sink.batchSizes.size())));
+    for (QObject *s : std::as_const(sink.senders))
+        QCOMPARE(s, &source); // sender() is valid in a batched slot, as in a queued one
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().delivered, N); // a batch of n counts n
+}
+
+void tst_Batched::batchesAreCapped()
+{
+    constexpr quint64 N = 20000;
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                          &Sink::onValues));
+    emitFromThread(&source, N, &funnel);
+    QTRY_COMPARE(sink.values.size(), qsizetype(N));
+    QCOMPARE(sink.values, oneTo(N));
+    const qsizetype largest = *std::max_element(sink.batchSizes.cbegin(), sink.batchSizes.cend());
+    QVERIFY2(largest > 1 && largest <= 4096, qPrintable(QString::number(largest)));
+}
+
+void tst_Batched::severalArgumentsMakeTuples()
+{
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::pair, &sink,
+                                          &Sink::onPairs));
+    std::thread t([&] {
+        for (int i = 0; i < 1000; ++i)
+            Q_EMIT source.pair(i, QString::number(i));
+        funnel.flush();
+    });
+    t.join();
+    QTRY_COMPARE(sink.pairs.size(), 1000);
+    for (int i = 0; i < 1000; ++i)
+        QCOMPARE(sink.pairs.at(i), std::make_tuple(i, QString::number(i)));
+    static_assert(std::is_same_v<QtFastConnect::BatchOf<decltype(&Source::pair)>,
+                                 QList<std::tuple<int, QString>>>);
+    static_assert(std::is_same_v<QtFastConnect::BatchOf<decltype(&Source::value)>,
+                                 QList<quint64>>);
+}
+
+void tst_Batched::argumentsAreMovedNeverCopied()
+{
+    // A by-value signal argument, MoveArguments: moved into the call at emit, moved into the
+    // batch at delivery. Never copied.
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::counted, &sink,
+                                          &Sink::onCounted, QtFastConnect::MoveArguments));
+    CountedValue::resetCounters();
+    std::thread t([&] {
+        for (quint64 i = 1; i <= 1000; ++i)
+            Q_EMIT source.counted(CountedValue(i));
+        funnel.flush();
+    });
+    t.join();
+    QTRY_COMPARE(sink.values.size(), 1000);
+    QCOMPARE(sink.values, oneTo(1000));
+    QCOMPARE(CountedValue::copies.load(), 0);
+    QVERIFY(CountedValue::moves.load() >= 2000);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_Batched::functorWithContext()
+{
+    QFunnel funnel;
+    Source source;
+    QObject context;
+    QList<quint64> got;
+    int calls = 0;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &context,
+                                          [&](QList<quint64> batch) {
+                                              ++calls;
+                                              got.append(batch);
+                                          }));
+    emitFromThread(&source, 5000, &funnel);
+    QTRY_COMPARE(got.size(), 5000);
+    QCOMPARE(got, oneTo(5000));
+    QVERIFY(calls < 5000);
+}
+
+void tst_Batched::severalEmittingThreadsKeepTheirOrder()
+{
+    // Four threads emit through one connection: each thread's values arrive in its order.
+    constexpr quint64 PerThread = 20000;
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                          &Sink::onValues));
+    std::vector<std::thread> threads;
+    for (quint64 p = 0; p < 4; ++p) {
+        threads.emplace_back([&source, &funnel, p] {
+            for (quint64 i = 0; i < PerThread; ++i)
+                Q_EMIT source.value(p << 32 | i);
+            funnel.flush();
+        });
+    }
+    // Delivered while they emit (the capacity, 65,536, is below the 80,000 emitted).
+    QTRY_COMPARE_WITH_TIMEOUT(sink.values.size(), qsizetype(4 * PerThread), 30000);
+    for (auto &t : threads)
+        t.join();
+    quint64 next[4] = {};
+    for (quint64 v : std::as_const(sink.values)) {
+        const quint64 p = v >> 32;
+        QCOMPARE(v & 0xffffffff, next[p]);
+        ++next[p];
+    }
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_Batched::receiverDeletedWithBatchesPending()
+{
+    QFunnel funnel;
+    Source source;
+    auto *sink = new Sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
+                                          &Sink::onValues));
+    emitFromThread(&source, 3000, &funnel);
+    delete sink; // before the main thread's event loop ran any of them
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, 3000u);
+    QCOMPARE(s.delivered, 0u);
+    QCOMPARE(s.discarded, 3000u);
+}
+
+void tst_Batched::slotDeletesItsReceiver()
+{
+    // The first batch's slot deletes its receiver: the calls left are discarded, not run.
+    QFunnel funnel;
+    Source source;
+    auto *sink = new Sink;
+    sink->deleteSelfInSlot = true;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
+                                          &Sink::onValues));
+    emitFromThread(&source, 20000, &funnel);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, 20000u);
+    QVERIFY(s.delivered >= 1);
+    QCOMPARE(s.delivered + s.discarded, 20000u);
+}
+
+void tst_Batched::moveToThreadWithBatchesPending()
+{
+    QFunnel funnel;
+    Source source;
+    EventLoopThread thread;
+    thread.start();
+    auto *sink = new Sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
+                                          &Sink::onValues));
+    emitFromThread(&source, 10000, &funnel);
+    sink->moveToThread(&thread); // the pending calls follow it, as Qt's queued calls do
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    thread.quit();
+    QVERIFY(thread.wait());
+    thread.acquireRun(); // what its slots wrote is this thread's to read now
+    QCOMPARE(sink->values, oneTo(10000));
+    const Qt::HANDLE other = sink->threads.constFirst();
+    QVERIFY(other != QThread::currentThreadId());
+    for (Qt::HANDLE h : std::as_const(sink->threads))
+        QCOMPARE(h, other);
+    delete sink;
+}
+
+void tst_Batched::dropOldestCountsWhatItDrops()
+{
+    // Capacity 64, DropOldest, the receiver's thread not running while 5,000 are emitted: the
+    // same calls run, in the same order, as through a per-call funnel connection (the oracle
+    // here: Qt's queue has no bound), and every other one is counted as dropped.
+    auto run = [](bool batched, QList<quint64> *values) {
+        QFunnel funnel;
+        funnel.setCapacity(64);
+        funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropOldest);
+        Source source;
+        Sink sink;
+        const bool ok = batched
+                ? bool(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                                     &Sink::onValues))
+                : bool(QtFastConnect::connect(&funnel, &source, &Source::value, &sink,
+                                              &Sink::onValue));
+        if (!ok)
+            return QFunnel::Statistics();
+        emitFromThread(&source, 5000, &funnel);
+        if (!QTest::qWaitFor([&] { return accountedFor(funnel.statistics()); }, 10000))
+            return QFunnel::Statistics();
+        *values = sink.values;
+        return funnel.statistics();
+    };
+    QList<quint64> perCall;
+    QList<quint64> batched;
+    const QFunnel::Statistics p = run(false, &perCall);
+    const QFunnel::Statistics b = run(true, &batched);
+    QCOMPARE(p.emitted, 5000u);
+    QCOMPARE(b.emitted, 5000u);
+    QCOMPARE(b.delivered + b.dropped, 5000u);
+    QVERIFY(b.dropped > 0);
+    QCOMPARE(quint64(batched.size()), b.delivered);
+    QCOMPARE(batched, perCall);
+    QCOMPARE(b.dropped, p.dropped);
+}
+
+void tst_Batched::badCombinationsAreRefused()
+{
+    Source source;
+    Sink sink;
+    QTest::ignoreMessage(QtWarningMsg,
+                         "QtFastConnect::connectBatched(Source, Sink): a batched connection "
+                         "delivers every call; CoalesceCalls and RateLimitCalls are not "
+                         "supported with it");
+    QVERIFY(!QtFastConnect::connectBatched(&source, &Source::value, &sink, &Sink::onValues,
+                                           QtFastConnect::CoalesceCalls));
+    QTest::ignoreMessage(QtWarningMsg,
+                         "QtFastConnect::connectBatched(Source, Sink): a batched connection "
+                         "delivers every call; CoalesceCalls and RateLimitCalls are not "
+                         "supported with it");
+    QVERIFY(!QtFastConnect::connectBatched(&source, &Source::value, &sink, &Sink::onValues,
+                                           QtFastConnect::RateLimitCalls));
+    // The batch bit on a per-call slot (only ConnectionMode::fromInt() can make it).
+    QTest::ignoreMessage(QtWarningMsg,
+                         "QtFastConnect::connect(Source, Sink): a batched connection needs "
+                         "QtFastConnect::connectBatched() and a slot that takes a batch");
+    QVERIFY(!QtFastConnect::connect(&source, &Source::value, &sink, &Sink::onValue,
+                                    QtFastConnect::ConnectionMode::fromInt(0x110000)));
+}
+
+void tst_Batched::disconnectBySlot()
+{
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                          &Sink::onValues, Qt::UniqueConnection));
+    QVERIFY(!QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
+                                           &Sink::onValues, Qt::UniqueConnection));
+    QVERIFY(QtFastConnect::disconnect(&source, &Source::value, &sink, &Sink::onValues));
+    emitFromThread(&source, 10, &funnel);
+    QCoreApplication::processEvents();
+    QVERIFY(sink.values.isEmpty());
+    QCOMPARE(funnel.statistics().emitted, 0u);
+}
+
+QTEST_MAIN(tst_Batched)
+#include "tst_batched.moc"
