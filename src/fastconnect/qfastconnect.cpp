@@ -266,10 +266,45 @@ QT_BEGIN_NAMESPACE
     a timer, and what QFutureWatcher::resultsReadyAt() reports for QtConcurrent's results; here
     the buffer is the funnel's bounded queue.
 
+    With QtFastConnect::RateLimitCalls (or QtFastConnect::rateLimit()) in \a mode the slot runs
+    at most once per interval, with everything emitted since its previous batch: nothing is
+    coalesced or dropped; the calls wait in the receiver's thread, holding their capacity, until
+    the interval has passed. For only the newest call per row or id, pass
+    QtFastConnect::latestPerKey().
+
     A slot that does not take the batch fails to compile, with a message naming the expected
-    type; a signal without arguments too. CoalesceCalls and RateLimitCalls in \a mode print a
-    warning and return an invalid connection (a batch delivers every call); so does everything
-    connect() refuses.
+    type; a signal without arguments too. QtFastConnect::CoalesceCalls in \a mode prints a
+    warning and returns an invalid connection (a batch delivers every call; see latestPerKey());
+    so does everything connect() refuses.
+*/
+
+/*!
+    \fn template <typename Func1, typename Func2, typename KeyFn> QMetaObject::Connection QtFastConnect::connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot, QtFastConnect::LatestPerKey<KeyFn> key, QtFastConnect::ConnectionMode mode)
+    \overload
+
+    Keyed coalescing: of the calls in a batch whose \a key function returns equal keys, only
+    the newest reaches the slot, in the place of its emission among the others; the superseded
+    ones are destroyed unrun and counted as coalesced (QFunnel::coalescedCalls()), so that
+    \c{emitted == delivered + dropped + discarded + coalesced} still holds. Make \a key with
+    QtFastConnect::latestPerKey(). This is what a view of rows or sensors wants: the newest
+    value per row, however many updates of it the workers emitted since the last batch.
+*/
+
+/*!
+    \class QtFastConnect::LatestPerKey
+    \inmodule QtFastConnect
+    \brief The key function of a batched connection's keyed coalescing.
+
+    Made by QtFastConnect::latestPerKey(); passed to connectBatched().
+*/
+
+/*!
+    \fn template <typename KeyFn> QtFastConnect::LatestPerKey<std::decay_t<KeyFn>> QtFastConnect::latestPerKey(KeyFn &&key)
+
+    Returns keyed coalescing for connectBatched() with the function \a key, called in the
+    receiver's thread with the signal's arguments (as const references, like a slot) and
+    returning the key: a type with qHash() and \c{operator==}, such as a row number, an id or a
+    file name. It costs one QHash insert and lookup per call of a batch.
 */
 
 /*!

@@ -271,6 +271,86 @@ using BatchOf = typename QtFastConnectPrivate::QFunnelBatchOf<
         typename QtFastConnectPrivate::QFunnelDecayList<
                 typename QtPrivate::FunctionPointer<Signal>::Arguments>::Type>::Type;
 
+// Keyed coalescing for connectBatched(): of a batch's calls with equal keys, only the newest.
+template<typename KeyFn>
+struct LatestPerKey
+{
+    KeyFn key;
+};
+template<typename KeyFn>
+LatestPerKey<std::decay_t<KeyFn>> latestPerKey(KeyFn &&key)
+{
+    return { std::forward<KeyFn>(key) };
+}
+
+} // namespace QtFastConnect
+
+namespace QtFastConnectPrivate {
+
+template<typename Func1, typename Func2, typename Keying>
+QMetaObject::Connection
+connectBatchedMember(QFunnel *funnel,
+                     const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+                     const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
+                     Func2 slot, Keying keying, QtFastConnect::ConnectionMode mode)
+{
+    using SignalType = QtPrivate::FunctionPointer<Func1>;
+    using SlotType = QtPrivate::FunctionPointer<Func2>;
+    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
+                  "No Q_OBJECT in the class with the signal");
+    using Stored = typename QFunnelDecayList<typename SignalType::Arguments>::Type;
+    static_assert(int(SignalType::ArgumentCount) > 0,
+                  "QtFastConnect::connectBatched: the signal has no argument to batch");
+    static_assert(QFunnelAllCopyable<Stored>::value,
+                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
+                  "because the funnel stores a copy until the receiver's thread runs the slot");
+    static_assert(QFunnelTakesBatch<typename SlotType::Arguments,
+                                    typename QFunnelBatchOf<Stored>::Type>::value,
+                  "QtFastConnect::connectBatched: the slot must take one parameter, the batch "
+                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
+                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
+                  "&Sender::signal)>), by value, const reference or rvalue reference");
+    using Slot = QFunnelBatchMemberSlot<Func2, Stored, Keying>;
+    return connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot), &slotKeyEqual<Func2>,
+            mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
+            [&] { return new Slot(slot, std::move(keying)); });
+}
+
+template<typename Func1, typename Func2, typename Keying>
+QMetaObject::Connection
+connectBatchedFunctor(QFunnel *funnel,
+                      const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+                      Func1 signal, const QObject *context, Func2 &&functor, Keying keying,
+                      QtFastConnect::ConnectionMode mode)
+{
+    using SignalType = QtPrivate::FunctionPointer<Func1>;
+    using F = std::decay_t<Func2>;
+    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
+                  "No Q_OBJECT in the class with the signal");
+    using Stored = typename QFunnelDecayList<typename SignalType::Arguments>::Type;
+    using Batch = typename QFunnelBatchOf<Stored>::Type;
+    static_assert(int(SignalType::ArgumentCount) > 0,
+                  "QtFastConnect::connectBatched: the signal has no argument to batch");
+    static_assert(QFunnelAllCopyable<Stored>::value,
+                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
+                  "because the funnel stores a copy until the context's thread runs the functor");
+    static_assert(std::is_invocable_v<F &, Batch &&>,
+                  "QtFastConnect::connectBatched: the functor must take one parameter, the batch "
+                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
+                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
+                  "&Sender::signal)>)");
+    using Slot = QFunnelBatchFunctorSlot<F, Stored, Keying>;
+    return connectTyped<Func1, Slot, Stored>(
+            funnel, sender, signal, context, 'F', nullptr, 0, nullptr,
+            mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
+            [&] { return new Slot(F(std::forward<Func2>(functor)), std::move(keying)); });
+}
+
+} // namespace QtFastConnectPrivate
+
+namespace QtFastConnect {
+
 // connectBatched(funnel, sender, &Sender::signal, receiver, &Receiver::slot): the slot takes
 // BatchOf<decltype(&Sender::signal)> and runs once for every run of pending calls.
 template<typename Func1, typename Func2>
@@ -280,30 +360,21 @@ connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>
                Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
                Func2 slot, ConnectionMode mode = FunnelConnection)
 {
-    using SignalType = QtPrivate::FunctionPointer<Func1>;
-    using SlotType = QtPrivate::FunctionPointer<Func2>;
-    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
-                  "No Q_OBJECT in the class with the signal");
-    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
-            typename SignalType::Arguments>::Type;
-    static_assert(int(SignalType::ArgumentCount) > 0,
-                  "QtFastConnect::connectBatched: the signal has no argument to batch");
-    static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
-                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
-                  "because the funnel stores a copy until the receiver's thread runs the slot");
-    static_assert(QtFastConnectPrivate::QFunnelTakesBatch<
-                          typename SlotType::Arguments,
-                          typename QtFastConnectPrivate::QFunnelBatchOf<Stored>::Type>::value,
-                  "QtFastConnect::connectBatched: the slot must take one parameter, the batch "
-                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
-                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
-                  "&Sender::signal)>), by value, const reference or rvalue reference");
-    using Slot = QtFastConnectPrivate::QFunnelBatchMemberSlot<Func2, Stored>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot),
-            &QtFastConnectPrivate::slotKeyEqual<Func2>,
-            mode | ConnectionMode::fromInt(QtFastConnectPrivate::QFunnelBatchedBit),
-            [&] { return new Slot(slot); });
+    return QtFastConnectPrivate::connectBatchedMember<Func1, Func2>(
+            funnel, sender, signal, receiver, slot, QtFastConnectPrivate::QFunnelNoKey(), mode);
+}
+
+// The same, keeping only the newest call per key in each batch.
+template<typename Func1, typename Func2, typename KeyFn>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
+                        QMetaObject::Connection>
+connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+               Func1 signal, const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
+               Func2 slot, LatestPerKey<KeyFn> key, ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnectPrivate::connectBatchedMember<Func1, Func2>(
+            funnel, sender, signal, receiver, slot,
+            QtFastConnectPrivate::QFunnelKeyOf<KeyFn> { std::move(key.key) }, mode);
 }
 
 // connectBatched(funnel, sender, &Sender::signal, context, functor)
@@ -315,31 +386,25 @@ connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>
                Func1 signal, const QObject *context, Func2 &&functor,
                ConnectionMode mode = FunnelConnection)
 {
-    using SignalType = QtPrivate::FunctionPointer<Func1>;
-    using F = std::decay_t<Func2>;
-    static_assert(QtPrivate::HasQ_OBJECT_Macro<typename SignalType::Object>::Value,
-                  "No Q_OBJECT in the class with the signal");
-    using Stored = typename QtFastConnectPrivate::QFunnelDecayList<
-            typename SignalType::Arguments>::Type;
-    using Batch = typename QtFastConnectPrivate::QFunnelBatchOf<Stored>::Type;
-    static_assert(int(SignalType::ArgumentCount) > 0,
-                  "QtFastConnect::connectBatched: the signal has no argument to batch");
-    static_assert(QtFastConnectPrivate::QFunnelAllCopyable<Stored>::value,
-                  "QtFastConnect::connectBatched: every argument of the signal must be copyable, "
-                  "because the funnel stores a copy until the context's thread runs the functor");
-    static_assert(std::is_invocable_v<F &, Batch &&>,
-                  "QtFastConnect::connectBatched: the functor must take one parameter, the batch "
-                  "of the signal's arguments: QList<T> for a signal with one argument of type T, "
-                  "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
-                  "&Sender::signal)>)");
-    using Slot = QtFastConnectPrivate::QFunnelBatchFunctorSlot<F, Stored>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, 'F', nullptr, 0, nullptr,
-            mode | ConnectionMode::fromInt(QtFastConnectPrivate::QFunnelBatchedBit),
-            [&] { return new Slot(F(std::forward<Func2>(functor))); });
+    return QtFastConnectPrivate::connectBatchedFunctor<Func1>(
+            funnel, sender, signal, context, std::forward<Func2>(functor),
+            QtFastConnectPrivate::QFunnelNoKey(), mode);
 }
 
-// The same two, through QFunnel::globalInstance().
+template<typename Func1, typename Func2, typename KeyFn>
+inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
+                                && !std::is_convertible_v<Func2, const char *>,
+                        QMetaObject::Connection>
+connectBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
+               Func1 signal, const QObject *context, Func2 &&functor, LatestPerKey<KeyFn> key,
+               ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnectPrivate::connectBatchedFunctor<Func1>(
+            funnel, sender, signal, context, std::forward<Func2>(functor),
+            QtFastConnectPrivate::QFunnelKeyOf<KeyFn> { std::move(key.key) }, mode);
+}
+
+// The four, through QFunnel::globalInstance().
 template<typename Func1, typename Func2>
 inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
                         QMetaObject::Connection>
@@ -351,6 +416,17 @@ connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
                                          mode);
 }
 
+template<typename Func1, typename Func2, typename KeyFn>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func2>::IsPointerToMemberFunction,
+                        QMetaObject::Connection>
+connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+               const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot,
+               LatestPerKey<KeyFn> key, ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnect::connectBatched(QFunnel::globalInstance(), sender, signal, receiver, slot,
+                                         std::move(key), mode);
+}
+
 template<typename Func1, typename Func2>
 inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
                                 && !std::is_convertible_v<Func2, const char *>,
@@ -360,6 +436,18 @@ connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
 {
     return QtFastConnect::connectBatched(QFunnel::globalInstance(), sender, signal, context,
                                          std::forward<Func2>(functor), mode);
+}
+
+template<typename Func1, typename Func2, typename KeyFn>
+inline std::enable_if_t<!QtPrivate::FunctionPointer<std::decay_t<Func2>>::IsPointerToMemberFunction
+                                && !std::is_convertible_v<Func2, const char *>,
+                        QMetaObject::Connection>
+connectBatched(const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
+               const QObject *context, Func2 &&functor, LatestPerKey<KeyFn> key,
+               ConnectionMode mode = FunnelConnection)
+{
+    return QtFastConnect::connectBatched(QFunnel::globalInstance(), sender, signal, context,
+                                         std::forward<Func2>(functor), std::move(key), mode);
 }
 
 // By name (SIGNAL() / SLOT()) and by QMetaMethod: arguments travel type-erased via QMetaType.

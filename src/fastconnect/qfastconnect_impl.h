@@ -15,6 +15,7 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtFastConnect/qpoolallocator.h>
+#include <QtCore/qhash.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmetaobject.h>
 #include <QtCore/qobject.h>
@@ -79,7 +80,9 @@ struct QFunnelSlotTraits
     // A batched connection's (connectBatched()): runs the slot once for the n calls linked
     // from first through next, without checking the receiver's class. Pooled calls (runInPlace
     // set) keep their header and memory, which the library frees; the others are deleted.
-    void (*runBatch)(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n) = nullptr;
+    // Returns how many of the calls it destroyed unrun, superseded by a newer one of their key
+    // (QtFastConnect::latestPerKey()).
+    qsizetype (*runBatch)(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n) = nullptr;
 };
 
 // The mode bit connectBatched() adds: the library accepts it only with a slot that describes
@@ -155,9 +158,9 @@ struct QFunnelIsBatchSlot<Slot, std::void_t<typename Slot::Batch>> : std::true_t
 
 // QFunnelSlotTraits::runBatch of the batch slot types.
 template<typename Slot>
-void qfcSlotRunBatch(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n)
+qsizetype qfcSlotRunBatch(void *slot, QObject *receiver, QFunnelCall *first, qsizetype n)
 {
-    static_cast<Slot *>(slot)->runBatch(receiver, first, n);
+    return static_cast<Slot *>(slot)->runBatch(receiver, first, n);
 }
 
 // The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node), which
@@ -319,18 +322,73 @@ QFunnelBatchList<Stored...> qfcBatchOfOne(QFunnelCallImpl<Stored...> *c)
     return items;
 }
 
-template<typename Func, typename Stored>
+// A batched connection's coalescing: none (every call in the batch), or the newest call per key
+// (QtFastConnect::latestPerKey()). take() moves the batch out of the n calls linked from first
+// and returns how many calls it destroyed unrun as superseded.
+struct QFunnelNoKey
+{
+    template<typename... Stored>
+    qsizetype take(QFunnelCall *first, qsizetype n, QFunnelBatchList<Stored...> &items) const
+    {
+        items = qfcTakeBatch<Stored...>(first, n);
+        return 0;
+    }
+};
+
+template<typename KeyFn>
+struct QFunnelKeyOf
+{
+    KeyFn key;
+
+    // The key function takes the signal's arguments (const references), as a slot would.
+    template<bool Several, typename Item>
+    auto keyOf(const Item &item) const
+    {
+        if constexpr (Several)
+            return std::apply(key, item);
+        else
+            return std::invoke(key, item);
+    }
+
+    template<typename... Stored>
+    qsizetype take(QFunnelCall *first, qsizetype n, QFunnelBatchList<Stored...> &items) const
+    {
+        constexpr bool Several = sizeof...(Stored) > 1;
+        QFunnelBatchList<Stored...> all = qfcTakeBatch<Stored...>(first, n);
+        using Key = std::decay_t<decltype(keyOf<Several>(all.constFirst()))>;
+        QHash<Key, qsizetype> newest; // key -> index of its newest call
+        newest.reserve(n);
+        for (qsizetype i = 0; i < n; ++i)
+            newest.insert(keyOf<Several>(all.at(i)), i);
+        if (newest.size() == n) {
+            items = std::move(all);
+            return 0;
+        }
+        // The survivors keep their order; the superseded are destroyed with all.
+        items.reserve(newest.size());
+        for (qsizetype i = 0; i < n; ++i) {
+            if (newest.value(keyOf<Several>(all.at(i))) == i)
+                items.emplaceBack(std::move(all[i]));
+        }
+        return n - items.size();
+    }
+};
+
+template<typename Func, typename Stored, typename Keying = QFunnelNoKey>
 class QFunnelBatchMemberSlot;
-template<typename Func, typename... Stored>
-class QFunnelBatchMemberSlot<Func, QtPrivate::List<Stored...>>
+template<typename Func, typename... Stored, typename Keying>
+class QFunnelBatchMemberSlot<Func, QtPrivate::List<Stored...>, Keying>
 {
     using Object = typename QtPrivate::FunctionPointer<Func>::Object;
     const Func m_func;
+    const Keying m_keying;
 
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     using Batch = QFunnelBatchList<Stored...>;
-    explicit QFunnelBatchMemberSlot(Func f) : m_func(f) {}
+    explicit QFunnelBatchMemberSlot(Func f, Keying keying = {})
+        : m_func(f), m_keying(std::move(keying))
+    {}
     static const QMetaObject *receiverClass()
     {
         return QFunnelMemberSlot<Func, QtPrivate::List<>, QtPrivate::List<>>::receiverClass();
@@ -348,30 +406,39 @@ public:
     {
         (static_cast<Object *>(receiver)->*m_func)(qfcBatchOfOne(c));
     }
-    void runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
+    qsizetype runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
     {
-        (static_cast<Object *>(receiver)->*m_func)(qfcTakeBatch<Stored...>(first, n));
+        Batch batch;
+        const qsizetype superseded = m_keying.template take<Stored...>(first, n, batch);
+        (static_cast<Object *>(receiver)->*m_func)(std::move(batch));
+        return superseded;
     }
     bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
 };
 
-template<typename Func, typename Stored>
+template<typename Func, typename Stored, typename Keying = QFunnelNoKey>
 class QFunnelBatchFunctorSlot;
-template<typename Func, typename... Stored>
-class QFunnelBatchFunctorSlot<Func, QtPrivate::List<Stored...>>
+template<typename Func, typename... Stored, typename Keying>
+class QFunnelBatchFunctorSlot<Func, QtPrivate::List<Stored...>, Keying>
 {
     Func m_func;
+    const Keying m_keying;
 
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     using Batch = QFunnelBatchList<Stored...>;
-    explicit QFunnelBatchFunctorSlot(Func &&f) : m_func(std::move(f)) {}
+    explicit QFunnelBatchFunctorSlot(Func &&f, Keying keying = {})
+        : m_func(std::move(f)), m_keying(std::move(keying))
+    {}
     static const QMetaObject *receiverClass() { return nullptr; }
     void call(QObject *receiver, CallNode *c) { invoke(receiver, c); }
     void invoke(QObject *, CallNode *c) { std::invoke(m_func, qfcBatchOfOne(c)); }
-    void runBatch(QObject *, QFunnelCall *first, qsizetype n)
+    qsizetype runBatch(QObject *, QFunnelCall *first, qsizetype n)
     {
-        std::invoke(m_func, qfcTakeBatch<Stored...>(first, n));
+        Batch batch;
+        const qsizetype superseded = m_keying.template take<Stored...>(first, n, batch);
+        std::invoke(m_func, std::move(batch));
+        return superseded;
     }
     bool isSlot(void **) const { return false; }
 };

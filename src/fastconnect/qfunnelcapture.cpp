@@ -34,8 +34,11 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 // release (the inbox push) that the delivering thread acquires.
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
-    if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes))
+    // A batched connection's calls are never coalesced: none is the latest.
+    if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes)
+        && !(route->mode & QFunnelBatchedBit)) {
         route->latest.exchange(call, std::memory_order_relaxed);
+    }
 }
 
 // An emission from a thread_local destructor after this thread's lanes (or its invoke cache)

@@ -99,10 +99,9 @@ static bool checkMode(const QObject *sender, const QObject *receiver, int mode, 
                  classNameOf(sender), classNameOf(receiver), unsigned(unsupported));
         return false;
     }
-    if ((mode & QFunnelBatchedBit)
-        && (mode & (int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls)))) {
+    if ((mode & QFunnelBatchedBit) && (mode & QtFastConnect::CoalesceCalls)) {
         qWarning("QtFastConnect::connectBatched(%s, %s): a batched connection delivers every "
-                 "call; CoalesceCalls and RateLimitCalls are not supported with it",
+                 "call; CoalesceCalls is not supported with it (RateLimitCalls is)",
                  classNameOf(sender), classNameOf(receiver));
         return false;
     }

@@ -75,9 +75,10 @@ public:
     // Delivery::Batch; receiver's thread only. Runs the slot once for the n calls linked from
     // first and destroys their arguments; the memory of pooled calls (isPooled()) is the
     // caller's to free, the others are deleted; their references are the caller's to release.
-    void runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
+    // Returns how many were superseded by a newer call of their key, destroyed unrun.
+    qsizetype runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
     {
-        m_traits.runBatch(m_slot, receiver, first, n);
+        return m_traits.runBatch(m_slot, receiver, first, n);
     }
     bool describesBatch() const noexcept { return m_traits.runBatch != nullptr; }
     // Whether the calls come from QSizeClassPool chunks (the slot describes runInPlace).

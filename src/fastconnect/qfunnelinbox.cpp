@@ -252,7 +252,7 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
 }
 
 // A batched connection: its slot runs once for the run of its calls at the front of the pending
-// list (up to MaxBatchCalls), in their order. A run, not every call of the connection pending:
+// list (up to MaxBatchCalls), in their order (with latestPerKey(), the newest of each key). A run, not every call of the connection pending:
 // gathering those from between other connections' calls would cost a walk of the whole list per
 // batch; the relay hands over each emitting thread's calls together, so a run is what one
 // thread emitted since the relay's last round. Returns how many calls ran (at least one).
@@ -267,12 +267,15 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver)
     } while (c && c->route == route && n < MaxBatchCalls);
     // Popped before the slot runs, as in runCallsOf().
     m_first = c;
+    qsizetype superseded;
     {
         QFunnelSenderScope scope(receiver, route->sender, route->signalIndex,
                                  QObjectPrivate::get(receiver)->connections.loadRelaxed());
-        route->runBatch(receiver, first, n);
+        superseded = route->runBatch(receiver, first, n);
     }
-    bump(m_delivered, quint64(n));
+    bump(m_delivered, quint64(n - superseded));
+    if (superseded)
+        bump(m_coalesced, quint64(superseded));
     if (route->isPooled()) {
         // The calls' headers outlived their arguments: their links lead through the batch.
         QPoolChunkBatch freed;
@@ -309,6 +312,8 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
         putBack(call);
         return -1;
     }
+    if (route->mode & QFunnelBatchedBit)
+        return deliverRateLimitedBatch(call, receiver);
     if (route->mode & QtFastConnect::RateLimitCalls)
         return deliverRateLimited(call, receiver);
     if (claimLatest(call))
@@ -352,6 +357,31 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
         run(call, receiver);
     }
     return 1;
+}
+
+// RateLimitCalls on a batched connection, with m_passLock held: nothing is coalesced; the
+// connection's calls wait (parked, keeping their credits) until its interval has passed since
+// its last batch, and then its slot gets them as one batch, with the calls that follow them
+// (runBatch()). So the slot runs at most once per interval with everything since the last one.
+// A run split by other connections' calls finds the interval started again: its rest waits for
+// the next one, never dropped.
+qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelRoute *route = call->route;
+    const qint64 now = steadyClockNs();
+    if (now < route->notBeforeNs) {
+        park(call, route->notBeforeNs, receiver);
+        return 0;
+    }
+    route->notBeforeNs = now + route->rateLimitNs;
+    putBack(call);
+    if (Q_UNLIKELY(!route->acceptsReceiver(receiver))) {
+        // A receiver no longer of the slot's class: Run's own check skips the slot.
+        m_first = call->next;
+        run(call, receiver);
+        return 1;
+    }
+    return runBatch(route, receiver);
 }
 
 namespace {

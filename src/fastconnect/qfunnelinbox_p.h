@@ -223,6 +223,7 @@ private:
     void putBack(QFunnelCall *call);
     bool claimLatest(QFunnelCall *call);
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
+    qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver);
     void park(QFunnelCall *call, qint64 dueNs, QObject *receiver);
     void unpark();
     void evictOldest();

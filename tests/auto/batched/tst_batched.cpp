@@ -10,9 +10,11 @@
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtCore/qset.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <tuple>
@@ -106,6 +108,9 @@ private Q_SLOTS:
     void slotDeletesItsReceiver();
     void moveToThreadWithBatchesPending();
     void dropOldestCountsWhatItDrops();
+    void rateLimitedBatchesDropNothing();
+    void latestPerKeyKeepsTheNewestOfEachKey();
+    void latestPerKeyWithSeveralArguments();
     void badCombinationsAreRefused();
     void disconnectBySlot();
 };
@@ -338,22 +343,120 @@ void tst_Batched::dropOldestCountsWhatItDrops()
     QCOMPARE(b.dropped, p.dropped);
 }
 
+void tst_Batched::rateLimitedBatchesDropNothing()
+{
+    // Three bursts of 2,000 emissions 30 ms apart, a 50 ms rate limit: the slot runs at most
+    // once per 50 ms, each time with everything pending since the last batch; nothing is
+    // coalesced or dropped, and the order is the emission order.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QList<std::chrono::steady_clock::time_point> times;
+    QObject context;
+    QList<quint64> values;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &source, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                times.append(std::chrono::steady_clock::now());
+                values.append(batch);
+            },
+            QtFastConnect::rateLimit(50ms)));
+    std::thread t([&] {
+        for (quint64 burst = 0; burst < 3; ++burst) {
+            for (quint64 i = 1; i <= 2000; ++i)
+                Q_EMIT source.value(burst * 2000 + i);
+            funnel.flush();
+            std::this_thread::sleep_for(30ms);
+        }
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(values.size(), 6000, 10000);
+    t.join();
+    QCOMPARE(values, oneTo(6000));
+    for (qsizetype i = 1; i < times.size(); ++i) {
+        // The rule is checked against the same clock before the slot runs; 1 ms of slack for
+        // the time between that check and the previous slot's own reading.
+        QVERIFY2(times[i] - times[i - 1] >= 49ms, qPrintable(QString::number(i)));
+    }
+    QVERIFY(times.size() >= 2);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.delivered, 6000u);
+    QCOMPARE(s.coalesced, 0u);
+    QCOMPARE(s.dropped, 0u);
+}
+
+void tst_Batched::latestPerKeyKeepsTheNewestOfEachKey()
+{
+    // 20,000 values, key = value % 10, emitted while the main thread runs no event loop: each
+    // batch holds at most one value per key, the newest of the batch, in emission order; the
+    // others are counted as coalesced; every key's last value is delivered.
+    constexpr quint64 N = 20000;
+    QFunnel funnel;
+    Source source;
+    QObject context;
+    QList<QList<quint64>> batches;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &source, &Source::value, &context,
+            [&](QList<quint64> batch) { batches.append(batch); },
+            QtFastConnect::latestPerKey([](quint64 v) { return v % 10; })));
+    emitFromThread(&source, N, &funnel);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.emitted, N);
+    QVERIFY(s.coalesced > 0);
+    QList<quint64> all;
+    for (const QList<quint64> &batch : std::as_const(batches)) {
+        QSet<quint64> keys;
+        for (quint64 v : batch) {
+            QVERIFY(!keys.contains(v % 10));
+            keys.insert(v % 10);
+        }
+        all.append(batch);
+    }
+    QCOMPARE(quint64(all.size()), s.delivered);
+    for (qsizetype i = 1; i < all.size(); ++i)
+        QVERIFY(all.at(i) > all.at(i - 1));
+    QList<quint64> last(all.end() - 10, all.end());
+    QCOMPARE(last, QList<quint64>({ N - 9, N - 8, N - 7, N - 6, N - 5, N - 4, N - 3, N - 2,
+                                     N - 1, N }));
+}
+
+void tst_Batched::latestPerKeyWithSeveralArguments()
+{
+    // The key function takes the signal's arguments; a member slot.
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &source, &Source::pair, &sink, &Sink::onPairs,
+            QtFastConnect::latestPerKey([](int key, const QString &) { return key; })));
+    std::thread t([&] {
+        for (int i = 0; i < 3000; ++i)
+            Q_EMIT source.pair(i % 3, QString::number(i));
+        funnel.flush();
+    });
+    t.join();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    const QFunnel::Statistics s = funnel.statistics();
+    QCOMPARE(s.delivered + s.coalesced, 3000u);
+    QCOMPARE(quint64(sink.pairs.size()), s.delivered);
+    const QList<std::tuple<int, QString>> newest = { { 0, QStringLiteral("2997") },
+                                                     { 1, QStringLiteral("2998") },
+                                                     { 2, QStringLiteral("2999") } };
+    QCOMPARE(sink.pairs.mid(sink.pairs.size() - 3), newest);
+}
+
 void tst_Batched::badCombinationsAreRefused()
 {
     Source source;
     Sink sink;
     QTest::ignoreMessage(QtWarningMsg,
                          "QtFastConnect::connectBatched(Source, Sink): a batched connection "
-                         "delivers every call; CoalesceCalls and RateLimitCalls are not "
-                         "supported with it");
+                         "delivers every call; CoalesceCalls is not supported with it "
+                         "(RateLimitCalls is)");
     QVERIFY(!QtFastConnect::connectBatched(&source, &Source::value, &sink, &Sink::onValues,
                                            QtFastConnect::CoalesceCalls));
-    QTest::ignoreMessage(QtWarningMsg,
-                         "QtFastConnect::connectBatched(Source, Sink): a batched connection "
-                         "delivers every call; CoalesceCalls and RateLimitCalls are not "
-                         "supported with it");
-    QVERIFY(!QtFastConnect::connectBatched(&source, &Source::value, &sink, &Sink::onValues,
-                                           QtFastConnect::RateLimitCalls));
     // The batch bit on a per-call slot (only ConnectionMode::fromInt() can make it).
     QTest::ignoreMessage(QtWarningMsg,
                          "QtFastConnect::connect(Source, Sink): a batched connection needs "
