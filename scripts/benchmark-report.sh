@@ -19,6 +19,8 @@
 #   7 responsiveness, unpaced flood     tst_bench_responsiveness (Qt Widgets, offscreen; each
 #                                       row in its own process; full mode also with one busy
 #                                       process competing; QTFASTCONNECT_BENCH_REPEAT=N repeats)
+#   8 rows into a model/view            tst_bench_modelview (Qt Widgets and Concurrent, Linux;
+#                                       each row in its own process, medians of 3)
 #
 # Usage: scripts/benchmark-report.sh [--quick] [--build-dir DIR] [--no-build] [--skip LIST]
 #        scripts/benchmark-report.sh --qt 6.4|6.8|newest [--quick]
@@ -28,8 +30,8 @@
 #   --build-dir DIR  the Release build to use or create (default: build-bench)
 #   --no-build       use DIR as it is
 #   --skip LIST      comma-separated experiments to leave out: one-producer, many-producers,
-#                    ping-pong, paced-flood, responsiveness, responsiveness-busy, payload,
-#                    callgrind, per-thread, allocator (the report keeps only what ran: do not
+#                    ping-pong, paced-flood, responsiveness, responsiveness-busy, modelview,
+#                    payload, callgrind, per-thread, allocator (the report keeps only what ran: do not
 #                    commit a REPORT.md made with --skip)
 #   --qt VERSION     only the key rows (1 and 32 producers: funnel ÷ Qt queued calls/s;
 #                    instructions per call: funnel, invoke, Qt queued, direct) against that Qt:
@@ -126,7 +128,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 targets=(tst_bench_funnel tst_bench_manyproducers tst_bench_pingpong tst_bench_pacedflood
-         tst_bench_responsiveness tst_bench_poolallocator)
+         tst_bench_responsiveness tst_bench_modelview tst_bench_poolallocator)
 [[ -d benchmarks/payload ]] && ! skipped payload && targets+=(tst_bench_payload)
 if [[ $dobuild -eq 1 ]]; then
     echo "building ${targets[*]} in $build (Release)" >&2
@@ -178,6 +180,7 @@ if [[ $quick -eq 0 ]]; then
     QTFASTCONNECT_BENCH_BUSY=1 \
         run responsiveness-busy "$build/benchmarks/responsiveness/tst_bench_responsiveness"
 fi
+run modelview "$build/benchmarks/modelview/tst_bench_modelview"
 
 if [[ -d benchmarks/payload ]] && ! skipped payload; then
     # Issue 4's benchmark: its QTest CSV (one line per data tag) is read as it is.

@@ -14,7 +14,8 @@
 # and each thread's total difference divided by N is its share of one call. Threads are told
 # apart by what they ran, not by number: the receiver is the one that ran main(), the producer
 # ran ProducerPool::run, the relay QFunnelRelay::run; any other thread is "other". The slot's
-# own body is the receiver thread's inclusive cost of Receiver::onValue (callgrind_annotate),
+# own body is the receiver thread's inclusive cost of Receiver::onValue (callgrind_annotate;
+# Receiver::onValues, its loop over a batch included, for connectBatched's path),
 # per call the same way. Valgrind serializes the threads, so how many calls each wake-up of the
 # receiver finds, and how the pool recycles the producer's pages, follow its thread schedule and
 # move from run to run, warm-up included: the receiver without the slot comes with its min and
@@ -38,7 +39,8 @@
 #             --receiver-cost processes (10 rounds each)
 #   -b CALLS  the backlog each --receiver-cost round drains (default 50000; 0: no ceiling)
 #   -k DIR    keep the callgrind out files in DIR, with threads.txt naming each file's thread
-#   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke queued invoke-queued")
+#   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke funnel-batched queued
+#             invoke-queued")
 #   -c CSV    also append "per-thread,<path>,1,8,<metric>,<value>" lines to CSV
 
 set -euo pipefail
@@ -55,7 +57,7 @@ calls=100000
 repeats=3
 backlog=50000
 keep=""
-paths="funnel funnel-invoke queued invoke-queued"
+paths="funnel funnel-invoke funnel-batched queued invoke-queued"
 csv=""
 while getopts "n:r:b:k:p:c:h" opt; do
     case "$opt" in
@@ -103,7 +105,8 @@ thread_costs() {
                 isProducer = 1
             else if (name ~ /(^|::)QFunnelRelay::run\(\)$/)
                 isRelay = 1
-            else if (name == "Receiver::onValue(unsigned long long)")
+            else if (name == "Receiver::onValue(unsigned long long)" ||
+                     name ~ /^Receiver::onValues\(QList<unsigned long long>\)$/)
                 slot += cost
         }
         END {

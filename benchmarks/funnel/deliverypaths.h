@@ -22,7 +22,7 @@
 
 // Every way this benchmark can make the call. A new path (QtFastConnect::invoke, say) needs a
 // value here, a row in PathTable, a case in connectPath() and one in ProducerPool::emitAll().
-enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued, FunnelInvoke };
+enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued, FunnelInvoke, FunnelBatched };
 
 struct PathInfo
 {
@@ -39,6 +39,7 @@ inline constexpr PathInfo PathTable[] = {
     { Path::InvokeQueued, "invoke-queued", "invokeMethod, queued" },
     { Path::Funnel, "funnel", "FunnelConnection" },
     { Path::FunnelInvoke, "funnel-invoke", "QtFastConnect::invoke" },
+    { Path::FunnelBatched, "funnel-batched", "connectBatched" },
 };
 
 inline const PathInfo &pathInfo(Path path)
@@ -83,6 +84,12 @@ public:
         next = (v & SequenceMask) + 1;
         if (++count == target && loop)
             loop->quit();
+    }
+    // connectBatched()'s slot: the same work per value.
+    void onValues(QList<quint64> values)
+    {
+        for (quint64 v : std::as_const(values))
+            onValue(v);
     }
 
     quint64 count = 0;
@@ -231,6 +238,9 @@ inline bool connectPath(Path path, ProducerPool &pool, int producer, Receiver *r
                                      Qt::QueuedConnection));
     case Path::Funnel:
         return bool(QtFastConnect::connect(sender, &Sender::value, receiver, &Receiver::onValue));
+    case Path::FunnelBatched:
+        return bool(QtFastConnect::connectBatched(sender, &Sender::value, receiver,
+                                                  &Receiver::onValues));
     case Path::Direct:
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,
                                      Qt::DirectConnection));

@@ -66,13 +66,14 @@ LogRow makeRow(int producer, int seq)
     return LogRow { producer, seq, seq * 0.5, QString::number(seq) };
 }
 
-const std::array<std::pair<RowFeed, const char *>, 6> FeedNames = { {
+const std::array<std::pair<RowFeed, const char *>, 7> FeedNames = { {
         { RowFeed::QtQueued, "qt-queued" },
         { RowFeed::Funnel, "funnel" },
         { RowFeed::QtQueuedNoView, "qt-queued-noview" },
         { RowFeed::FunnelNoView, "funnel-noview" },
         { RowFeed::TimerBuffer, "timer-buffer" },
         { RowFeed::FutureWatcher, "future-watcher" },
+        { RowFeed::FunnelBatched, "funnel-batched" },
 } };
 
 struct Field
@@ -201,15 +202,19 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
     case RowFeed::QtQueuedNoView:
     case RowFeed::Funnel:
     case RowFeed::FunnelNoView:
+    case RowFeed::FunnelBatched:
         for (int p = 0; p < producers; ++p) {
             senders.push_back(std::make_unique<RowSender>());
             RowSender *s = senders.back().get();
-            const bool funnel =
-                    options.feed == RowFeed::Funnel || options.feed == RowFeed::FunnelNoView;
-            const bool ok = funnel
-                    ? bool(QtFastConnect::connect(s, &RowSender::row, &model, &LogModel::appendRow))
-                    : bool(QObject::connect(s, &RowSender::row, &model, &LogModel::appendRow,
-                                            Qt::QueuedConnection));
+            bool ok = false;
+            if (options.feed == RowFeed::FunnelBatched)
+                ok = QtFastConnect::connectBatched(s, &RowSender::row, &model,
+                                                   &LogModel::appendRows);
+            else if (options.feed == RowFeed::Funnel || options.feed == RowFeed::FunnelNoView)
+                ok = QtFastConnect::connect(s, &RowSender::row, &model, &LogModel::appendRow);
+            else
+                ok = QObject::connect(s, &RowSender::row, &model, &LogModel::appendRow,
+                                      Qt::QueuedConnection);
             Q_ASSERT(ok);
             Q_UNUSED(ok);
             std::atomic<quint64> *count = &counts[size_t(p)].emitted;

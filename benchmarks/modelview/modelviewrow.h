@@ -21,6 +21,7 @@ enum class RowFeed {
     FunnelNoView,
     TimerBuffer, // a mutex-guarded vector, drained by a 16 ms QTimer: one insert per drain
     FutureWatcher, // QtConcurrent::run + QPromise::addResult, QFutureWatcher::resultsReadyAt()
+    FunnelBatched, // QtFastConnect::connectBatched(): one insert per batch
 };
 
 QByteArray rowFeedName(RowFeed feed);

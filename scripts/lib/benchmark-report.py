@@ -127,7 +127,8 @@ CHECKS_AT = len(md)   # the target summary goes here once everything is known
 
 paths = [("plain", "plain member call"), ("direct", "`Qt::DirectConnection`"),
          ("queued", "`Qt::QueuedConnection`"), ("invoke-queued", "`QMetaObject::invokeMethod`, queued"),
-         ("funnel", "`FunnelConnection`"), ("funnel-invoke", "`QtFastConnect::invoke`")]
+         ("funnel", "`FunnelConnection`"), ("funnel-invoke", "`QtFastConnect::invoke`"),
+         ("funnel-batched", "`QtFastConnect::connectBatched`")]
 # Paths added later (QtFastConnect::invoke, say) appear too, after the known ones.
 for series in data.get("one-producer", {}):
     if series not in dict(paths):
@@ -354,6 +355,10 @@ if pt:
           num(diff, "{:,.0f}") + short, None if diff is None else diff <= 150)
     check("per thread (issue 16): `QtFastConnect::invoke` total ≤ 250 instructions per call",
           num(i_total, "{:,.0f}") + short, None if i_total is None else i_total <= 250)
+    b_backlog = ptv("funnel-batched", "receiver_excl_slot_backlog")
+    if b_backlog is not None:
+        check("per thread (issue 24): batched receiver excl. slot ≤ 15 instructions per item, "
+              "draining a backlog", num(b_backlog, "{:,.0f}") + short, b_backlog <= 15)
 
 # 2. Many producers -------------------------------------------------------------------------------
 
@@ -624,6 +629,99 @@ plot {", ".join(lines)}, 16 with lines dt 3 lw 1.5 lc rgb '#555555' title '16 ms
     if q and f:
         check("unpaced flood, trivial slot: funnel calls/s ≥ 10× Qt queued", ratio(f, q),
               f >= 10 * q)
+
+# 8. Rows into a model shown in a view -----------------------------------------------------------
+
+mv = data.get("modelview", {})
+MV_ROWS = (("qt-queued", "a signal per row, `Qt::QueuedConnection`"),
+           ("funnel", "a signal per row, the funnel"),
+           ("funnel-batched", "the funnel, `connectBatched()`: one insert per batch"),
+           ("timer-buffer", "a mutex-guarded vector drained by a 16 ms `QTimer`"),
+           ("future-watcher", "QtConcurrent + `QPromise`, `QFutureWatcher::resultsReadyAt()`"),
+           ("qt-queued-noview", "`Qt::QueuedConnection`, no view"),
+           ("funnel-noview", "the funnel, no view"))
+if mv:
+    md.append("\n## 8. Rows from workers into a model shown in a view\n")
+    md.append("P producer threads append log rows `{int producer; int seq; double value; QString "
+              "label}`, unpaced, to a `QAbstractListModel` shown in a `QListView` (uniform item "
+              "sizes, capped at 100,000 rows by removing the oldest) in the GUI thread, offscreen "
+              "(`tst_bench_modelview`, each row in a process of its own, 1 s warm-up, 3 s "
+              "measured, medians of the repetitions). Every row is checked to arrive once, in its "
+              "producer's order. GUI ns: the GUI thread's CPU time per row inserted. Timer: the "
+              "lateness of a 16 ms `QTimer` in the GUI thread. Layouts: the view's item "
+              "relayouts (`doItemsLayout()`) per second. RSS: peak growth at the window's end. "
+              "Drain: from the producers' stop to the last row. The no-view rows show the view's "
+              "share. Qt's and the alternatives' producers stop at +1 GiB.\n")
+    md.append("| feed | P | rows/s | × Qt queued | GUI ns per row | timer p50 ms | timer p99 ms | "
+              "paint interval p99 ms | layouts/s | paints/s | backlog | RSS growth MiB | "
+              "drain ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for producers in sorted({k[0] for srs in mv.values() for k in srs}):
+        q = get("modelview", "qt-queued", (producers, 0), "rows_per_s")
+        for series, label in MV_ROWS:
+            m = mv.get(series, {}).get((producers, 0))
+            if not m:
+                continue
+            r = m.get("rows_per_s")
+            stopped = " (stopped at +1 GiB)" if m.get("ceiling") else ""
+            md.append(f"| {label} | {producers} | {rate(r)} | {ratio(r, q) if q else '–'} | "
+                      f"{num(m.get('gui_ns_per_row'), '{:,.0f}')} | "
+                      f"{num(m.get('timer_p50_ms'))} | {num(m.get('timer_p99_ms'), '{:,.1f}')} | "
+                      f"{num(m.get('paint_p99_ms'), '{:,.1f}')} | "
+                      f"{num(m.get('layouts_per_s'), '{:,.0f}')} | "
+                      f"{num(m.get('paints_per_s'), '{:,.0f}')} | "
+                      f"{num(m.get('backlog'), '{:,.0f}')} | "
+                      f"{num(m.get('rss_growth_mib'))}{stopped} | "
+                      f"{num(m.get('drain_ms'), '{:,.0f}')} |")
+
+    blocks, cols = {}, []
+    feeds = [(sr, lb) for sr, lb in MV_ROWS if sr in mv and not sr.endswith("noview")]
+    ps = sorted({k[0] for srs in mv.values() for k in srs})
+    rows = []
+    for producers in ps:
+        vals = [get("modelview", sr, (producers, 0), "rows_per_s") or 0 for sr, _ in feeds]
+        rows.append(f"{producers} " + " ".join(f"{v:.0f}" for v in vals))
+    if rows:
+        blocks["$mv"] = rows
+        colours = ("#c0392b", "#2070b0", "#27ae60", "#8e44ad", "#d4a017")
+        plots = [f"$mv using {i + 2}:xtic(1) title '{lb.replace('`', '')[:48]}' "
+                 f"lc rgb '{colours[i % len(colours)]}'" for i, (sr, lb) in enumerate(feeds)]
+        chart = plot("modelview", f"""
+set title 'Rows into a 100,000-row QListView, per second (log scale)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y
+set yrange [1000:*]
+set xlabel 'producer threads'
+set ylabel 'rows/s'
+set grid ytics
+set key outside bottom center horizontal maxrows 3 font ',10'
+plot {", ".join(plots)}
+""", blocks)
+        if chart:
+            md.append(f"\n![rows per second into a QListView, by feed and producers]({chart})")
+
+    for producers in ps:
+        q = get("modelview", "qt-queued", (producers, 0), "rows_per_s")
+        f = mv.get("funnel", {}).get((producers, 0))
+        if q and f:
+            check(f"model/view, {producers} producer{'s' if producers > 1 else ''}: per-row funnel "
+                  f"rows/s ≥ Qt queued's, timer p99 ≤ 20 ms, RSS growth ≤ 40 MiB",
+                  f"{ratio(f['rows_per_s'], q)}, {f['timer_p99_ms']:.1f} ms, "
+                  f"{f['rss_growth_mib']:.1f} MiB",
+                  f["rows_per_s"] >= q and f["timer_p99_ms"] <= 20 and f["rss_growth_mib"] <= 40)
+    b = mv.get("funnel-batched", {}).get((4, 0))
+    q = get("modelview", "qt-queued", (4, 0), "rows_per_s")
+    alternatives = [get("modelview", sr, (4, 0), "rows_per_s") or 0
+                    for sr in ("timer-buffer", "future-watcher")]
+    if b and q:
+        check("model/view, 4 producers: batched funnel rows/s ≥ 20× Qt queued's",
+              ratio(b["rows_per_s"], q), b["rows_per_s"] >= 20 * q)
+        check("model/view, 4 producers: batched funnel rows/s ≥ the best of the timer buffer "
+              "and QFutureWatcher, paint p99 ≤ 20 ms",
+              f"{rate(b['rows_per_s'])} vs {rate(max(alternatives))}, "
+              f"{b['paint_p99_ms']:.1f} ms",
+              b["rows_per_s"] >= max(alternatives) and b["paint_p99_ms"] <= 20)
 
 # Summary -----------------------------------------------------------------------------------------
 
