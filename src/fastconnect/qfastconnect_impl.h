@@ -21,6 +21,7 @@
 #include <QtCore/qobject.h>
 
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -290,6 +291,46 @@ inline auto &&qfcBatchItemOf(QFunnelCallImpl<Stored...> *c)
         return std::move(c->args);
 }
 
+// Walks the n calls linked from first, giving each one's argument (a tuple of its arguments,
+// for several) as an rvalue: QList's range constructor moves them straight into its storage.
+template<typename CallType, typename Item>
+class QFunnelBatchMover
+{
+    QFunnelCall *m_call = nullptr;
+    qsizetype m_left = 0; // calls from here to the end: equal iterators have as many left
+
+public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Item;
+    using difference_type = qsizetype;
+    using pointer = Item *;
+    using reference = Item &&;
+
+    QFunnelBatchMover() = default;
+    QFunnelBatchMover(QFunnelCall *first, qsizetype n) : m_call(first), m_left(n) {}
+    Item &&operator*() const { return qfcBatchItemOf(static_cast<CallType *>(m_call)); }
+    QFunnelBatchMover &operator++()
+    {
+        m_call = m_call->next;
+        --m_left;
+        return *this;
+    }
+    QFunnelBatchMover operator++(int)
+    {
+        QFunnelBatchMover old = *this;
+        ++*this;
+        return old;
+    }
+    friend bool operator==(const QFunnelBatchMover &a, const QFunnelBatchMover &b)
+    {
+        return a.m_left == b.m_left;
+    }
+    friend bool operator!=(const QFunnelBatchMover &a, const QFunnelBatchMover &b)
+    {
+        return a.m_left != b.m_left;
+    }
+};
+
 // Moves the arguments of the n calls linked from first into one list, in order, and destroys
 // them: only their arguments if the call is pooled (the library frees the memory, reading each
 // header's link), the whole call otherwise.
@@ -297,17 +338,16 @@ template<typename... Stored>
 QFunnelBatchList<Stored...> qfcTakeBatch(QFunnelCall *first, qsizetype n)
 {
     using CallType = QFunnelCallImpl<Stored...>;
-    QFunnelBatchList<Stored...> items;
-    items.reserve(n);
-    QFunnelCall *c = first;
-    for (qsizetype i = 0; i < n; ++i) {
-        auto *call = static_cast<CallType *>(c);
-        c = c->next;
-        items.emplaceBack(qfcBatchItemOf(call));
-        if constexpr (QFunnelIsPooled<CallType>)
-            std::destroy_at(&call->args);
-        else
-            delete call;
+    using Mover = QFunnelBatchMover<CallType, typename QFunnelBatchItem<Stored...>::Type>;
+    QFunnelBatchList<Stored...> items(Mover(first, n), Mover());
+    if constexpr (QFunnelIsPooled<CallType>) {
+        if constexpr (!std::is_trivially_destructible_v<std::tuple<Stored...>>) {
+            for (QFunnelCall *c = first; n; --n, c = c->next)
+                std::destroy_at(&static_cast<CallType *>(c)->args);
+        }
+    } else {
+        while (n--)
+            delete static_cast<CallType *>(std::exchange(first, first->next));
     }
     return items;
 }

@@ -19,11 +19,20 @@
 #include <thread>
 #include <tuple>
 
+// Larger than the pool's largest chunk: its calls come from operator new, not from the pool.
+struct BigValue
+{
+    quint64 value = 0;
+    QString text; // not trivially destructible either
+    char padding[400] = {};
+};
+
 class Source : public QObject
 {
     Q_OBJECT
 Q_SIGNALS:
     void value(quint64 v);
+    void big(const BigValue &v);
     void pair(int key, const QString &text);
     void counted(CountedValue v);
 };
@@ -102,6 +111,7 @@ private Q_SLOTS:
     void batchesAreCapped();
     void severalArgumentsMakeTuples();
     void argumentsAreMovedNeverCopied();
+    void callsOutsideThePool();
     void functorWithContext();
     void severalEmittingThreadsKeepTheirOrder();
     void receiverDeletedWithBatchesPending();
@@ -199,6 +209,30 @@ void tst_Batched::argumentsAreMovedNeverCopied()
     QCOMPARE(sink.values, oneTo(1000));
     QCOMPARE(CountedValue::copies.load(), 0);
     QVERIFY(CountedValue::moves.load() >= 2000);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_Batched::callsOutsideThePool()
+{
+    QFunnel funnel;
+    Source source;
+    QObject context;
+    QList<quint64> got;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::big, &context,
+                                          [&](const QList<BigValue> &batch) {
+                                              for (const BigValue &v : batch) {
+                                                  QCOMPARE(v.text, QString::number(v.value));
+                                                  got.append(v.value);
+                                              }
+                                          }));
+    std::thread t([&] {
+        for (quint64 i = 1; i <= 3000; ++i)
+            Q_EMIT source.big(BigValue { i, QString::number(i), {} });
+        funnel.flush();
+    });
+    t.join();
+    QTRY_COMPARE(got.size(), 3000);
+    QCOMPARE(got, oneTo(3000));
     QTRY_VERIFY(accountedFor(funnel.statistics()));
 }
 
