@@ -91,6 +91,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
     }
     noteDeliveryPass();
+    m_passNowNs = 0; // read when first needed (deliverRateLimitedBatch())
     // A pass delivers what its wake-up admitted (a slot that emits again is served by the
     // next wake-up), within a budget; then it yields to the event loop.
     unpark();
@@ -368,12 +369,16 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
 qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
 {
     QFunnelRoute *route = call->route;
-    const qint64 now = steadyClockNs();
-    if (now < route->notBeforeNs) {
+    // Due or not by the clock as the pass first read it: a call found due later in the pass,
+    // after earlier calls of its connection were parked, would overtake them.
+    if (!m_passNowNs)
+        m_passNowNs = steadyClockNs();
+    if (m_passNowNs < route->notBeforeNs) {
         park(call, route->notBeforeNs, receiver);
         return 0;
     }
-    route->notBeforeNs = now + route->rateLimitNs;
+    // From the time the batch runs: the interval is between two runs of the slot.
+    route->notBeforeNs = steadyClockNs() + route->rateLimitNs;
     putBack(call);
     if (Q_UNLIKELY(!route->acceptsReceiver(receiver))) {
         // A receiver no longer of the slot's class: Run's own check skips the slot.

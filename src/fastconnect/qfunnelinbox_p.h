@@ -285,6 +285,7 @@ private:
     QFunnelCall *m_parked = nullptr;
     QFunnelCall *m_parkedLast = nullptr;
     qint64 m_timerDueNs = 0;
+    qint64 m_passNowNs = 0; // the steady clock as the running pass first read it, or 0
     std::atomic<bool> m_timerArmed { false };
 
     QFunnelCore *const m_core;
