@@ -18,6 +18,15 @@ class Q_FASTCONNECT_EXPORT QFunnel : public QObject
     Q_PROPERTY(qsizetype capacity READ capacity WRITE setCapacity)
     Q_PROPERTY(OverflowPolicy overflowPolicy READ overflowPolicy WRITE setOverflowPolicy)
     Q_PROPERTY(int blockTimeout READ blockTimeout WRITE setBlockTimeout)
+    Q_PROPERTY(quint64 emittedCalls READ emittedCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(quint64 deliveredCalls READ deliveredCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(quint64 droppedCalls READ droppedCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(quint64 discardedCalls READ discardedCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(quint64 coalescedCalls READ coalescedCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(quint64 overCapacityCalls READ overCapacityCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(qsizetype pendingCalls READ pendingCalls NOTIFY statisticsChanged)
+    Q_PROPERTY(qsizetype highWaterMark READ highWaterMark NOTIFY statisticsChanged)
+    Q_PROPERTY(int statisticsInterval READ statisticsInterval WRITE setStatisticsInterval)
 public:
     static constexpr qsizetype DefaultCapacity = 65536;
 
@@ -57,8 +66,26 @@ public:
     void setBlockTimeout(int ms);
 
     Statistics statistics() const;
+    quint64 emittedCalls() const;
+    quint64 deliveredCalls() const;
+    quint64 discardedCalls() const;
+    quint64 coalescedCalls() const;
+    qsizetype highWaterMark() const;
+
+    static constexpr int DefaultStatisticsInterval = 100;
+    int statisticsInterval() const;
+    void setStatisticsInterval(int ms);
 
     void flush();
+
+Q_SIGNALS:
+    void statisticsChanged();
+    void overflowed(quint64 droppedCalls, quint64 overCapacityCalls);
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
+    void connectNotify(const QMetaMethod &signal) override;
+    void disconnectNotify(const QMetaMethod &signal) override;
 
 private:
     Q_DISABLE_COPY_MOVE(QFunnel)

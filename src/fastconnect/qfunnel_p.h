@@ -16,6 +16,7 @@
 //
 
 #include <QtFastConnect/qfunnel.h>
+#include <QtCore/qbasictimer.h>
 #include <QtCore/private/qobject_p.h>
 
 QT_BEGIN_NAMESPACE
@@ -34,6 +35,14 @@ public:
     static QFunnelPrivate *get(QFunnel *f) { return f->d_func(); }
 
     QtFastConnectPrivate::QFunnelCore *core; // holds a reference
+
+    // The notify signals' sampling (qfunnelstatistics.cpp), in the funnel's thread: runs only
+    // while statisticsChanged() or overflowed() is connected.
+    void updateSampling();
+    void sample();
+    QBasicTimer statisticsTimer;
+    int statisticsIntervalMs = QFunnel::DefaultStatisticsInterval;
+    QFunnel::Statistics lastSampled;
 };
 
 QT_END_NAMESPACE

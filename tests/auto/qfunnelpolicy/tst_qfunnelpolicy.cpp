@@ -14,6 +14,7 @@
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtCore/qtimer.h>
+#include <QtTest/qsignalspy.h>
 #include <QtTest/qtest.h>
 
 #include <chrono>
@@ -124,6 +125,7 @@ private Q_SLOTS:
     void rateLimitParkedCallOfDestroyedReceiver();
     void passYieldsToOtherEvents();
     void passGrowsWithTheRestOfTheLoop();
+    void statisticsPropertiesAndSignals();
 };
 
 void tst_QFunnelPolicy::defaults()
@@ -515,6 +517,50 @@ void tst_QFunnelPolicy::passGrowsWithTheRestOfTheLoop()
     QTRY_COMPARE(probe.calls, 400);
     QVERIFY2(work.runs >= 1 && work.runs <= 4, qPrintable(QString::number(work.runs)));
     QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_QFunnelPolicy::statisticsPropertiesAndSignals()
+{
+    // The counters as properties whose notify signal is statisticsChanged(), emitted by a timer
+    // in the funnel's thread while connected, at most once per interval and only on a change;
+    // overflowed() when emissions were dropped.
+    QFunnel funnel;
+    funnel.setCapacity(4);
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropNewest);
+    funnel.setStatisticsInterval(20);
+    const QMetaObject *mo = funnel.metaObject();
+    for (const char *name : { "emittedCalls", "deliveredCalls", "droppedCalls", "discardedCalls",
+                              "coalescedCalls", "overCapacityCalls", "pendingCalls",
+                              "highWaterMark" }) {
+        const QMetaProperty p = mo->property(mo->indexOfProperty(name));
+        QVERIFY2(p.isValid() && !p.isWritable(), name);
+        QCOMPARE(p.notifySignal(), QMetaMethod::fromSignal(&QFunnel::statisticsChanged));
+    }
+    QSignalSpy changed(&funnel, &QFunnel::statisticsChanged);
+    QSignalSpy overflowed(&funnel, &QFunnel::overflowed);
+    Producer producer;
+    PassProbe probe;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &probe,
+                                   &PassProbe::onValue));
+    QCoreApplication::processEvents(); // the sampling starts in the funnel's thread
+    // The main thread runs no event loop meanwhile: 4 admitted, 96 dropped.
+    QVERIFY(emitFromThread(&producer, 100));
+    QTRY_COMPARE(probe.calls, 4);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QTRY_VERIFY(!overflowed.isEmpty());
+    QTRY_COMPARE(overflowed.constLast().at(0).toULongLong(), 96u); // the total so far
+    QTRY_COMPARE(funnel.property("deliveredCalls").toULongLong(), 4u);
+    QTRY_VERIFY(!changed.isEmpty());
+    QCOMPARE(funnel.property("emittedCalls").toULongLong(), 100u);
+    QCOMPARE(funnel.property("droppedCalls").toULongLong(), 96u);
+    QCOMPARE(funnel.property("pendingCalls").toLongLong(), 0);
+    // Nothing changes any more: no more signals, however long the timer runs.
+    QTest::qWait(100);
+    const qsizetype settled = changed.size();
+    const qsizetype overflows = overflowed.size();
+    QTest::qWait(200);
+    QCOMPARE(changed.size(), settled);
+    QCOMPARE(overflowed.size(), overflows);
 }
 
 void tst_QFunnelPolicy::rateLimitRunsAtMostOncePerInterval()
