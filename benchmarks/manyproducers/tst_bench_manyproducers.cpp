@@ -19,6 +19,12 @@
 //                  thread pops them and re-emits over Qt::QueuedConnection (the published fix)
 //   funnel         workers take tasks from the atomic counter, like the ceiling, and emit over
 //                  a FunnelConnection: only the result path differs from the ceiling
+//   funnel-batched the same through QtFastConnect::connectBatched(): one slot call per batch
+//   timer-buffer   what applications build by hand: workers append results to a vector under a
+//                  mutex, a 16 ms QTimer in the main thread takes them all at once
+//   future-watcher what Qt offers: one QtConcurrent::run() task per worker (a QThreadPool of
+//                  N threads) calls QPromise::addResult(), QFutureWatcher::resultsReadyAt()
+//                  reports them in the main thread (where Qt has QtConcurrent)
 //
 //   tst_bench_manyproducers                    every row; cleanupTestCase() prints results/s and
 //                                              efficiency (results/s / ceiling) per block size
@@ -29,6 +35,12 @@
 #include "fnv1a.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#ifdef QTFC_HAVE_CONCURRENT
+#include <QtConcurrent/qtconcurrentrun.h>
+#include <QtCore/qfuturewatcher.h>
+#include <QtCore/qpromise.h>
+#include <QtCore/qthreadpool.h>
+#endif
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qeventloop.h>
@@ -50,7 +62,8 @@
 
 namespace {
 
-enum class Scheme { Ceiling, Qt, TbbQueued, TbbRelay, Funnel };
+enum class Scheme { Ceiling, Qt, TbbQueued, TbbRelay, Funnel, FunnelBatched, TimerBuffer,
+                    FutureWatcher };
 
 struct SchemeInfo
 {
@@ -65,6 +78,11 @@ static constexpr SchemeInfo SchemeTable[] = {
     { Scheme::TbbQueued, "tbb-queued", "TBB task queue, emit queued" },
     { Scheme::TbbRelay, "tbb-relay", "TBB queues + relay thread" },
     { Scheme::Funnel, "funnel", "FunnelConnection" },
+    { Scheme::FunnelBatched, "funnel-batched", "connectBatched" },
+    { Scheme::TimerBuffer, "timer-buffer", "vector + mutex, 16 ms QTimer" },
+#ifdef QTFC_HAVE_CONCURRENT
+    { Scheme::FutureWatcher, "future-watcher", "QtConcurrent + QFutureWatcher" },
+#endif
 };
 
 static bool quickMode()
@@ -130,6 +148,15 @@ public:
     void onResult(quint64 hash)
     {
         tally.add(hash);
+        if (tally.count == target && loop)
+            loop->quit();
+    }
+    void onResults(QList<quint64> hashes) { addAll(hashes.cbegin(), hashes.cend()); }
+    template<typename It>
+    void addAll(It first, It last)
+    {
+        for (; first != last; ++first)
+            tally.add(*first);
         if (tally.count == target && loop)
             loop->quit();
     }
@@ -255,6 +282,35 @@ public:
             return;
         }
 
+#ifdef QTFC_HAVE_CONCURRENT
+        if (scheme == Scheme::FutureWatcher) {
+            m_qtPool.setMaxThreadCount(threads);
+            for (int i = 0; i < threads; ++i) {
+                m_watchers.push_back(std::make_unique<QFutureWatcher<quint64>>());
+                QFutureWatcher<quint64> *w = m_watchers.back().get();
+                QObject::connect(w, &QFutureWatcherBase::resultsReadyAt, &m_sink,
+                                 [this, w](int begin, int end) {
+                                     const QFuture<quint64> f = w->future();
+                                     for (int r = begin; r < end; ++r)
+                                         m_sink.tally.add(f.resultAt(r));
+                                     if (m_sink.tally.count == m_sink.target)
+                                         m_loop.quit();
+                                 });
+            }
+            return;
+        }
+#endif
+        if (scheme == Scheme::TimerBuffer) {
+            QObject::connect(&m_drainTimer, &QTimer::timeout, &m_sink, [this] {
+                std::vector<quint64> taken;
+                {
+                    std::lock_guard<std::mutex> lock(m_bufferLock);
+                    taken.swap(m_buffer);
+                }
+                m_sink.addAll(taken.cbegin(), taken.cend());
+            });
+            m_drainTimer.start(16);
+        }
         // The relay scheme has one thread more than it has workers: the relay.
         const int poolSize = scheme == Scheme::TbbRelay ? threads + 1 : threads;
         m_emitters.resize(size_t(poolSize));
@@ -263,7 +319,10 @@ public:
             if (scheme == Scheme::Funnel) {
                 m_connected &= bool(QtFastConnect::connect(e.get(), &Emitter::result, &m_sink,
                                                            &Sink::onResult));
-            } else if (scheme != Scheme::Ceiling) {
+            } else if (scheme == Scheme::FunnelBatched) {
+                m_connected &= bool(QtFastConnect::connectBatched(e.get(), &Emitter::result,
+                                                                  &m_sink, &Sink::onResults));
+            } else if (scheme != Scheme::Ceiling && scheme != Scheme::TimerBuffer) {
                 m_connected &= bool(QObject::connect(e.get(), &Emitter::result, &m_sink,
                                                      &Sink::onResult, Qt::QueuedConnection));
             }
@@ -275,6 +334,9 @@ public:
     ~SchemeRun()
     {
         m_pool.reset();
+#ifdef QTFC_HAVE_CONCURRENT
+        m_qtPool.waitForDone();
+#endif
         for (auto &thread : m_qtThreads) {
             thread->quit();
             thread->wait();
@@ -298,6 +360,16 @@ public:
                                           Qt::QueuedConnection, Q_ARG(int, t));
             }
             break;
+#ifdef QTFC_HAVE_CONCURRENT
+        case Scheme::FutureWatcher:
+            for (auto &w : m_watchers) {
+                w->setFuture(QtConcurrent::run(&m_qtPool, [this](QPromise<quint64> &promise) {
+                    for (int t; (t = m_next.fetch_add(1, std::memory_order_relaxed)) < m_tasks;)
+                        promise.addResult(m_workload.hash(t));
+                }));
+            }
+            break;
+#endif
         case Scheme::TbbQueued:
         case Scheme::TbbRelay:
             m_pool->startPass();
@@ -324,6 +396,9 @@ public:
         }
         if (m_pool)
             m_pool->waitPass();
+#ifdef QTFC_HAVE_CONCURRENT
+        m_qtPool.waitForDone();
+#endif
         const Tally &got = m_scheme == Scheme::Ceiling ? m_folded : m_sink.tally;
         return got.count == m_expected.count && got.checksum == m_expected.checksum;
     }
@@ -344,8 +419,16 @@ private:
             break;
         }
         case Scheme::Funnel:
+        case Scheme::FunnelBatched:
             for (int t; (t = m_next.fetch_add(1, std::memory_order_relaxed)) < m_tasks;)
                 Q_EMIT emitter->result(m_workload.hash(t));
+            break;
+        case Scheme::TimerBuffer:
+            for (int t; (t = m_next.fetch_add(1, std::memory_order_relaxed)) < m_tasks;) {
+                const quint64 h = m_workload.hash(t);
+                std::lock_guard<std::mutex> lock(m_bufferLock);
+                m_buffer.push_back(h);
+            }
             break;
         case Scheme::TbbQueued:
             for (int t;;) {
@@ -373,6 +456,7 @@ private:
             }
             break;
         case Scheme::Qt:
+        case Scheme::FutureWatcher:
             break;
         }
     }
@@ -394,6 +478,14 @@ private:
     tbb::concurrent_bounded_queue<quint64> m_resultQueue;
     std::mutex m_foldLock;
     Tally m_folded;
+
+    std::mutex m_bufferLock; // TimerBuffer
+    std::vector<quint64> m_buffer;
+    QTimer m_drainTimer;
+#ifdef QTFC_HAVE_CONCURRENT
+    QThreadPool m_qtPool; // FutureWatcher
+    std::vector<std::unique_ptr<QFutureWatcher<quint64>>> m_watchers;
+#endif
 
     std::vector<HashWorker *> m_qtWorkers; // each deleted in its thread when it finishes
     std::vector<std::unique_ptr<QThread>> m_qtThreads;

@@ -364,7 +364,11 @@ if pt:
 
 schemes = [("ceiling", "ceiling (no delivery)"), ("qt", "standard Qt scheme"),
            ("tbb-queued", "TBB task queue, emit queued"),
-           ("tbb-relay", "TBB queues + relay thread"), ("funnel", "FunnelConnection")]
+           ("tbb-relay", "TBB queues + relay thread"), ("funnel", "FunnelConnection"),
+           ("funnel-batched", "`connectBatched`"), ("timer-buffer", "vector + mutex, 16 ms timer"),
+           ("future-watcher", "QtConcurrent + `QFutureWatcher`")]
+# Columns only for the schemes this run measured (older runs had fewer).
+schemes = [(s, l) for s, l in schemes if s in data.get("many-producers", {})]
 mp = data.get("many-producers", {})
 if mp:
     md.append("\n## 2. Many producers → one main thread\n")
@@ -375,8 +379,13 @@ if mp:
               "task on a worker's slot queued and the worker emits back queued; the TBB schemes "
               "pop tasks from a `tbb::concurrent_bounded_queue` and emit queued, or push results "
               "to a second queue that one relay thread re-emits; the funnel takes tasks from an "
-              "atomic counter like the ceiling, so only the result path differs. On 2 cores, "
-              "more than 2 threads oversubscribe the machine.\n")
+              "atomic counter like the ceiling, so only the result path differs, and so do its "
+              "batched connection (one slot call per batch) and the two schemes Qt users build "
+              "instead: results appended to a vector under a mutex and taken all at once by a "
+              "16 ms `QTimer` in the main thread (each pass waits for its next tick: the latency "
+              "that scheme adds to every result), and one `QtConcurrent::run()` task per worker "
+              "calling `QPromise::addResult()`, reported by `QFutureWatcher::resultsReadyAt()`. "
+              "On 2 cores, more than 2 threads oversubscribe the machine.\n")
     sizes = sorted({k[1] for s in mp.values() for k in s})
     for size in sizes:
         threads = sorted({k[0] for s in mp.values() for k in s if k[1] == size})
