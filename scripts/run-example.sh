@@ -4,13 +4,14 @@
 #
 # Builds QtFastConnect and its examples (Release) and runs hashfunnel, by default on the
 # installed Qt libraries. Arguments are passed to hashfunnel (try --help).
-# scripts/run-example.sh workermonitor [args] runs the GUI demo instead (it needs a display, or
+# scripts/run-example.sh workermonitor [args] runs the GUI demo instead, and
+# scripts/run-example.sh logview [args] the log view demo (they need a display, or
 # QT_QPA_PLATFORM=offscreen with --seconds N --screenshot FILE.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 example=hashfunnel
-if [[ "${1:-}" == workermonitor || "${1:-}" == hashfunnel ]]; then
+if [[ "${1:-}" == workermonitor || "${1:-}" == logview || "${1:-}" == hashfunnel ]]; then
     example=$1
     shift
 fi

@@ -20,9 +20,13 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
     if (!index.isValid() || size_t(index.row()) >= m_rows.size())
         return {};
     const LogRow &row = m_rows[size_t(index.row())];
-    if (role == Qt::DisplayRole)
-        return QStringLiteral("%1  #%2  %3  %4").arg(row.producer).arg(row.seq).arg(row.value).arg(
-                row.label);
+    if (role == Qt::DisplayRole) {
+        return QStringLiteral("worker %1   #%2   value %3   \"%4\"")
+                .arg(row.producer)
+                .arg(row.seq)
+                .arg(row.value, 0, 'f', 1)
+                .arg(row.label);
+    }
     return {};
 }
 
