@@ -76,12 +76,7 @@ const std::array<std::pair<RowFeed, const char *>, 7> FeedNames = { {
         { RowFeed::FunnelBatched, "funnel-batched" },
 } };
 
-struct Field
-{
-    const char *name;
-    double ModelViewResult::*member;
-};
-const Field Fields[] = {
+const ModelViewMetric Fields[] = {
     { "rows_per_s", &ModelViewResult::rowsPerSecond },
     { "gui_ns_per_row", &ModelViewResult::guiCpuNsPerRow },
     { "timer_p50_ms", &ModelViewResult::timerP50Ms },
@@ -131,10 +126,15 @@ QList<RowFeed> allRowFeeds()
     return feeds;
 }
 
+QList<ModelViewMetric> modelViewMetrics()
+{
+    return QList<ModelViewMetric>(std::begin(Fields), std::end(Fields));
+}
+
 QByteArray ModelViewResult::toLine() const
 {
     QByteArray line;
-    for (const Field &f : Fields)
+    for (const ModelViewMetric &f : Fields)
         line += QByteArray(f.name) + '=' + QByteArray::number(this->*f.member, 'g', 10) + ' ';
     return line.trimmed();
 }
@@ -145,7 +145,7 @@ std::optional<ModelViewResult> ModelViewResult::fromLine(const QByteArray &line)
     size_t seen = 0;
     for (const QByteArray &field : line.trimmed().split(' ')) {
         const qsizetype eq = field.indexOf('=');
-        for (const Field &f : Fields) {
+        for (const ModelViewMetric &f : Fields) {
             if (eq > 0 && field.left(eq) == f.name) {
                 r.*f.member = field.mid(eq + 1).toDouble();
                 ++seen;

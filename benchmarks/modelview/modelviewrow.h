@@ -59,6 +59,14 @@ struct ModelViewResult
     static std::optional<ModelViewResult> fromLine(const QByteArray &line);
 };
 
+// Every metric of a result, by the name the child's line and the CSV give it.
+struct ModelViewMetric
+{
+    const char *name;
+    double ModelViewResult::*member;
+};
+QList<ModelViewMetric> modelViewMetrics();
+
 // Needs a QApplication.
 ModelViewResult runModelViewRow(const ModelViewOptions &options);
 

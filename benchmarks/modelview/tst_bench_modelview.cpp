@@ -21,6 +21,7 @@
 //                                              (threads = producers)
 
 #include "benchcsv.h"
+#include "childrow.h"
 #include "modelviewrow.h"
 
 #include <QtCore/qprocess.h>
@@ -125,22 +126,10 @@ void tst_BenchModelView::rows()
               result->rowsPerSecond, result->timerP99Ms, result->rssGrowthMiB);
     }
 
-    static const std::pair<const char *, double ModelViewResult::*> Metrics[] = {
-        { "rows_per_s", &ModelViewResult::rowsPerSecond },
-        { "gui_ns_per_row", &ModelViewResult::guiCpuNsPerRow },
-        { "timer_p50_ms", &ModelViewResult::timerP50Ms },
-        { "timer_p99_ms", &ModelViewResult::timerP99Ms },
-        { "timer_max_ms", &ModelViewResult::timerMaxMs },
-        { "paint_p99_ms", &ModelViewResult::paintP99Ms },
-        { "layouts_per_s", &ModelViewResult::layoutsPerSecond },
-        { "paints_per_s", &ModelViewResult::paintsPerSecond },
-        { "backlog", &ModelViewResult::backlog },
-        { "rss_growth_mib", &ModelViewResult::rssGrowthMiB },
-        { "drain_ms", &ModelViewResult::drainMs },
-        { "ceiling", &ModelViewResult::ceiling },
-    };
-    for (const auto &[name, member] : Metrics)
-        BenchCsv::write("modelview", feed, producers, 0, name, run.median(member));
+    for (const ModelViewMetric &m : modelViewMetrics()) {
+        if (m.member != &ModelViewResult::missing && m.member != &ModelViewResult::orderErrors)
+            BenchCsv::write("modelview", feed, producers, 0, m.name, run.median(m.member));
+    }
     m_runs.append(run);
 }
 
@@ -180,36 +169,21 @@ void tst_BenchModelView::cleanupTestCase()
     std::fflush(stdout);
 }
 
-// One row in this process: the parent set RowVariable.
-static int runRow(int argc, char **argv)
-{
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    const QList<QByteArray> fields = qgetenv(RowVariable).split(',');
-    const auto feed = rowFeedFromName(fields.value(0));
-    if (fields.size() != 4 || !feed) {
-        std::fprintf(stderr, "bad %s\n", RowVariable);
-        return 2;
-    }
-    ModelViewOptions options;
-    options.feed = *feed;
-    options.producers = fields.at(1).toInt();
-    options.warmUpMs = fields.at(2).toInt();
-    options.measureMs = fields.at(3).toInt();
-    const ModelViewResult result = runModelViewRow(options);
-    std::printf("%s\n", result.toLine().constData());
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    if (qEnvironmentVariableIsSet(RowVariable))
-        return runRow(argc, argv);
-    QCoreApplication app(argc, argv); // the parent only starts processes and prints
-    tst_BenchModelView tc;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&tc, argc, argv);
+    return rowMain<tst_BenchModelView>(
+            argc, argv, RowVariable,
+            [](const QList<QByteArray> &fields) -> std::optional<QByteArray> {
+                const auto feed = rowFeedFromName(fields.value(0));
+                if (fields.size() != 4 || !feed)
+                    return std::nullopt;
+                ModelViewOptions options;
+                options.feed = *feed;
+                options.producers = fields.at(1).toInt();
+                options.warmUpMs = fields.at(2).toInt();
+                options.measureMs = fields.at(3).toInt();
+                return runModelViewRow(options).toLine();
+            });
 }
 
 #include "tst_bench_modelview.moc"

@@ -26,6 +26,7 @@
 
 #include "benchcsv.h"
 #include "busyprocess.h"
+#include "childrow.h"
 #include "floodrow.h"
 
 #include <QtCore/qprocess.h>
@@ -189,37 +190,22 @@ void tst_BenchResponsiveness::cleanupTestCase()
     std::fflush(stdout);
 }
 
-// One row in this process: the parent set RowVariable to "<connection>,<slot ns>,<flood ms>".
-static int runRow(int argc, char **argv)
-{
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    const QList<QByteArray> fields = qgetenv(RowVariable).split(',');
-    const auto connection = floodConnectionFromName(fields.value(0));
-    if (fields.size() != 3 || !connection) {
-        std::fprintf(stderr, "bad %s\n", RowVariable);
-        return 2;
-    }
-    FloodRowOptions options;
-    options.connection = *connection;
-    options.slotNs = fields.at(1).toLongLong();
-    options.floodMs = fields.at(2).toInt();
-    options.framesFile = qEnvironmentVariable(FramesVariable);
-    const FloodRowResult result = runFloodRow(options);
-    std::printf("%s\n", result.toLine().constData());
-    return 0;
-}
-
+// A row's process: RowVariable is "<connection>,<slot ns>,<flood ms>".
 int main(int argc, char **argv)
 {
-    if (qEnvironmentVariableIsSet(RowVariable))
-        return runRow(argc, argv);
-    // The parent only starts processes and prints: no GUI of its own.
-    QCoreApplication app(argc, argv);
-    tst_BenchResponsiveness tc;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&tc, argc, argv);
+    return rowMain<tst_BenchResponsiveness>(
+            argc, argv, RowVariable,
+            [](const QList<QByteArray> &fields) -> std::optional<QByteArray> {
+                const auto connection = floodConnectionFromName(fields.value(0));
+                if (fields.size() != 3 || !connection)
+                    return std::nullopt;
+                FloodRowOptions options;
+                options.connection = *connection;
+                options.slotNs = fields.at(1).toLongLong();
+                options.floodMs = fields.at(2).toInt();
+                options.framesFile = qEnvironmentVariable(FramesVariable);
+                return runFloodRow(options).toLine();
+            });
 }
 
 #include "tst_bench_responsiveness.moc"

@@ -194,6 +194,17 @@ void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c
     }
 }
 
+// Whether receiver may run a member slot of class cls (nullptr: any class): as with Qt's queued
+// calls, a receiver whose subclass is already destroyed (events pumped from a base class
+// destructor) does not run that subclass's slot.
+inline bool qfcIsReceiverOf(const QObject *receiver, const QMetaObject *cls)
+{
+    if (!cls)
+        return true;
+    const QMetaObject *mo = receiver->metaObject();
+    return Q_LIKELY(mo == cls) || mo->inherits(cls);
+}
+
 template<typename Func, typename Stored, typename SlotArgs>
 class QFunnelMemberSlot;
 template<typename Func, typename... Stored, typename... SlotArgs>
@@ -212,8 +223,7 @@ class QFunnelMemberSlot<Func, QtPrivate::List<Stored...>, QtPrivate::List<SlotAr
 public:
     using CallNode = QFunnelCallImpl<Stored...>;
     explicit QFunnelMemberSlot(Func f) : m_func(f) {}
-    // As with Qt's queued calls: a receiver whose subclass is already destroyed (events pumped
-    // from a base class destructor) does not run that subclass's slot.
+    // The class a receiver must still be of (qfcIsReceiverOf()).
     static const QMetaObject *receiverClass()
     {
         if constexpr (QtPrivate::HasQ_OBJECT_Macro<Object>::Value)
@@ -223,12 +233,8 @@ public:
     }
     void call(QObject *receiver, CallNode *c)
     {
-        if (const QMetaObject *cls = receiverClass()) {
-            const QMetaObject *mo = receiver->metaObject();
-            if (Q_UNLIKELY(mo != cls && !mo->inherits(cls)))
-                return;
-        }
-        invoke(receiver, c);
+        if (qfcIsReceiverOf(receiver, receiverClass()))
+            invoke(receiver, c);
     }
     void invoke(QObject *receiver, CallNode *c)
     {
@@ -435,12 +441,8 @@ public:
     }
     void call(QObject *receiver, CallNode *c)
     {
-        if (const QMetaObject *cls = receiverClass()) {
-            const QMetaObject *mo = receiver->metaObject();
-            if (Q_UNLIKELY(mo != cls && !mo->inherits(cls)))
-                return;
-        }
-        invoke(receiver, c);
+        if (qfcIsReceiverOf(receiver, receiverClass()))
+            invoke(receiver, c);
     }
     void invoke(QObject *receiver, CallNode *c)
     {

@@ -87,11 +87,7 @@ public:
     // slot's class).
     bool acceptsReceiver(const QObject *receiver) const
     {
-        const QMetaObject *cls = m_traits.receiverClass;
-        if (!cls)
-            return true;
-        const QMetaObject *mo = receiver->metaObject();
-        return mo == cls || mo->inherits(cls);
+        return qfcIsReceiverOf(receiver, m_traits.receiverClass);
     }
     Delivery delivery() const noexcept { return m_delivery; }
     void setDelivery(Delivery d) noexcept { m_delivery = d; }
