@@ -291,8 +291,8 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
     for (size_t p = 0; p < watchers.size(); ++p) {
         std::atomic<quint64> *count = &counts[p].emitted;
         const int producer = int(p);
-        watchers[p]->setFuture(QtConcurrent::run(
-                &pool, [producer, count, &stop](QPromise<LogRow> &promise) {
+        watchers[p]->setFuture(
+                QtConcurrent::run(&pool, [producer, count, &stop](QPromise<LogRow> &promise) {
                     int seq = 0;
                     while (!stop.load(std::memory_order_relaxed)) {
                         promise.addResult(makeRow(producer, seq));
@@ -377,7 +377,8 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
                 intervals.push_back(double(view->paintedNs[i] - view->paintedNs[i - 1]) / 1e6);
         }
         result.paintP99Ms = Percentiles::of(intervals).p99;
-        result.paintsPerSecond = double(intervals.size()) * 1e9 / double(windowEndNs - windowStartNs);
+        result.paintsPerSecond =
+                double(intervals.size()) * 1e9 / double(windowEndNs - windowStartNs);
     }
     for (auto &s : senders)
         s->disconnect();

@@ -8,9 +8,10 @@
 // the funnel, the same two with no view (the view's share), and what a Qt user builds instead:
 // a mutex-guarded vector drained by a 16 ms QTimer, and QtConcurrent + QPromise::addResult()
 // with QFutureWatcher::resultsReadyAt(); and the funnel's batched connection
-// (QtFastConnect::connectBatched(), one beginInsertRows() per batch). Each row runs in a process of its own (this binary,
-// re-run with QTFC_MODELVIEW_ROW set), 1 s warm-up, 3 s measured, then the backlog drains; every
-// row is checked to arrive once, in its producer's order. The table gives medians of the
+// (QtFastConnect::connectBatched(), one beginInsertRows() per batch). Each row runs in a
+// process of its own (this binary, re-run with QTFC_MODELVIEW_ROW set), 1 s warm-up, 3 s
+// measured, then the backlog drains; every row is checked to arrive once, in its producer's
+// order. The table gives medians of the
 // repetitions and, for rows/s, the ratio to Qt::QueuedConnection's median in the same run.
 //
 //   tst_bench_modelview                        every row, 3 repetitions each
@@ -141,9 +142,9 @@ void tst_BenchModelView::cleanupTestCase()
                 "medians of %d runs; \"x Qt\" is rows/s over Qt::QueuedConnection's (same P, "
                 "same run); timer = lateness of a 16 ms QTimer in the GUI thread\n\n",
                 m_measureMs, m_warmUpMs, m_repeat);
-    std::printf("%-18s %2s %10s %6s %8s %9s %9s %9s %8s %8s %10s %8s %9s\n", "feed", "P",
-                "rows/s", "x Qt", "GUI ns", "timer p50", "timer p99", "paint p99", "layouts",
-                "paints", "backlog", "RSS MiB", "drain ms");
+    std::printf("%-18s %2s %10s %6s %8s %9s %9s %9s %8s %8s %10s %8s %9s\n", "feed", "P", "rows/s",
+                "x Qt", "GUI ns", "timer p50", "timer p99", "paint p99", "layouts", "paints",
+                "backlog", "RSS MiB", "drain ms");
     for (const RowRun &run : std::as_const(m_runs)) {
         double qt = 0;
         for (const RowRun &other : std::as_const(m_runs)) {
@@ -151,20 +152,19 @@ void tst_BenchModelView::cleanupTestCase()
                 qt = other.median(&ModelViewResult::rowsPerSecond);
         }
         const double rows = run.median(&ModelViewResult::rowsPerSecond);
-        std::printf("%-18s %2d %10.0f %6s %8.0f %9.1f %9.1f %9.1f %8.0f %8.0f %10.0f %8.0f %9.0f"
-                    "%s\n",
-                    run.feed.constData(), run.producers, rows,
-                    qt > 0 ? qPrintable(QString::number(rows / qt, 'f', 2)) : "-",
-                    run.median(&ModelViewResult::guiCpuNsPerRow),
-                    run.median(&ModelViewResult::timerP50Ms),
-                    run.median(&ModelViewResult::timerP99Ms),
-                    run.median(&ModelViewResult::paintP99Ms),
-                    run.median(&ModelViewResult::layoutsPerSecond),
-                    run.median(&ModelViewResult::paintsPerSecond),
-                    run.median(&ModelViewResult::backlog),
-                    run.median(&ModelViewResult::rssGrowthMiB),
-                    run.median(&ModelViewResult::drainMs),
-                    run.worst(&ModelViewResult::ceiling) > 0 ? "  (stopped at +1 GiB)" : "");
+        std::printf(
+                "%-18s %2d %10.0f %6s %8.0f %9.1f %9.1f %9.1f %8.0f %8.0f %10.0f %8.0f %9.0f"
+                "%s\n",
+                run.feed.constData(), run.producers, rows,
+                qt > 0 ? qPrintable(QString::number(rows / qt, 'f', 2)) : "-",
+                run.median(&ModelViewResult::guiCpuNsPerRow),
+                run.median(&ModelViewResult::timerP50Ms), run.median(&ModelViewResult::timerP99Ms),
+                run.median(&ModelViewResult::paintP99Ms),
+                run.median(&ModelViewResult::layoutsPerSecond),
+                run.median(&ModelViewResult::paintsPerSecond),
+                run.median(&ModelViewResult::backlog), run.median(&ModelViewResult::rssGrowthMiB),
+                run.median(&ModelViewResult::drainMs),
+                run.worst(&ModelViewResult::ceiling) > 0 ? "  (stopped at +1 GiB)" : "");
     }
     std::fflush(stdout);
 }

@@ -253,10 +253,11 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
 }
 
 // A batched connection: its slot runs once for the run of its calls at the front of the pending
-// list (up to MaxBatchCalls), in their order (with latestPerKey(), the newest of each key). A run, not every call of the connection pending:
-// gathering those from between other connections' calls would cost a walk of the whole list per
-// batch; the relay hands over each emitting thread's calls together, so a run is what one
-// thread emitted since the relay's last round. Returns how many calls ran (at least one).
+// list (up to MaxBatchCalls), in their order (with latestPerKey(), the newest of each key). A
+// run, not every call of the connection pending: gathering those from between other
+// connections' calls would cost a walk of the whole list per batch; the relay hands over each
+// emitting thread's calls together, so a run is what one thread emitted since the relay's last
+// round. Returns how many calls ran (at least one).
 int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver)
 {
     QFunnelCall *const first = m_first;

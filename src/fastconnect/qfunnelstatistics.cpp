@@ -119,8 +119,8 @@ void QFunnel::connectNotify(const QMetaMethod &signal)
     if (signal == QMetaMethod::fromSignal(&QFunnel::statisticsChanged)
         || signal == QMetaMethod::fromSignal(&QFunnel::overflowed)) {
         // Any thread may connect; the timer belongs to the funnel's.
-        QMetaObject::invokeMethod(this, [this] { d_func()->updateSampling(); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this, [this] { d_func()->updateSampling(); }, Qt::QueuedConnection);
     }
     QObject::connectNotify(signal);
 }
@@ -130,8 +130,8 @@ void QFunnel::disconnectNotify(const QMetaMethod &signal)
     // An invalid method: every connection of this object was cut at once.
     if (!signal.isValid() || signal == QMetaMethod::fromSignal(&QFunnel::statisticsChanged)
         || signal == QMetaMethod::fromSignal(&QFunnel::overflowed)) {
-        QMetaObject::invokeMethod(this, [this] { d_func()->updateSampling(); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this, [this] { d_func()->updateSampling(); }, Qt::QueuedConnection);
     }
     QObject::disconnectNotify(signal);
 }

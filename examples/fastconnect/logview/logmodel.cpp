@@ -7,8 +7,7 @@
 
 LogModel::LogModel(int producers, QObject *parent)
     : QAbstractListModel(parent), m_next(size_t(producers), 0)
-{
-}
+{}
 
 int LogModel::rowCount(const QModelIndex &parent) const
 {

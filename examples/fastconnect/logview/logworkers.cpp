@@ -56,8 +56,8 @@ void LogWorkers::connectTo(LogModel *model, LogFeed feed)
         LogEmitter *e = &w->emitter;
         switch (feed) {
         case LogFeed::Queued:
-            m_connections.append(QObject::connect(e, &LogEmitter::row, model,
-                                                  &LogModel::appendRow, Qt::QueuedConnection));
+            m_connections.append(QObject::connect(e, &LogEmitter::row, model, &LogModel::appendRow,
+                                                  Qt::QueuedConnection));
             break;
         case LogFeed::Funnel:
             m_connections.append(

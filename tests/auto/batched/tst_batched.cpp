@@ -172,8 +172,7 @@ void tst_Batched::severalArgumentsMakeTuples()
     QFunnel funnel;
     Source source;
     Sink sink;
-    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::pair, &sink,
-                                          &Sink::onPairs));
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::pair, &sink, &Sink::onPairs));
     std::thread t([&] {
         for (int i = 0; i < 1000; ++i)
             Q_EMIT source.pair(i, QString::number(i));
@@ -185,8 +184,7 @@ void tst_Batched::severalArgumentsMakeTuples()
         QCOMPARE(sink.pairs.at(i), std::make_tuple(i, QString::number(i)));
     static_assert(std::is_same_v<QtFastConnect::BatchOf<decltype(&Source::pair)>,
                                  QList<std::tuple<int, QString>>>);
-    static_assert(std::is_same_v<QtFastConnect::BatchOf<decltype(&Source::value)>,
-                                 QList<quint64>>);
+    static_assert(std::is_same_v<QtFastConnect::BatchOf<decltype(&Source::value)>, QList<quint64>>);
 }
 
 void tst_Batched::argumentsAreMovedNeverCopied()
@@ -289,8 +287,7 @@ void tst_Batched::receiverDeletedWithBatchesPending()
     QFunnel funnel;
     Source source;
     auto *sink = new Sink;
-    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
-                                          &Sink::onValues));
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink, &Sink::onValues));
     emitFromThread(&source, 3000, &funnel);
     delete sink; // before the main thread's event loop ran any of them
     QTRY_VERIFY(accountedFor(funnel.statistics()));
@@ -307,8 +304,7 @@ void tst_Batched::slotDeletesItsReceiver()
     Source source;
     auto *sink = new Sink;
     sink->deleteSelfInSlot = true;
-    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
-                                          &Sink::onValues));
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink, &Sink::onValues));
     emitFromThread(&source, 20000, &funnel);
     QTRY_VERIFY(accountedFor(funnel.statistics()));
     const QFunnel::Statistics s = funnel.statistics();
@@ -324,8 +320,7 @@ void tst_Batched::moveToThreadWithBatchesPending()
     EventLoopThread thread;
     thread.start();
     auto *sink = new Sink;
-    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink,
-                                          &Sink::onValues));
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, sink, &Sink::onValues));
     emitFromThread(&source, 10000, &funnel);
     sink->moveToThread(&thread); // the pending calls follow it, as Qt's queued calls do
     QTRY_VERIFY(accountedFor(funnel.statistics()));
@@ -351,11 +346,10 @@ void tst_Batched::dropOldestCountsWhatItDrops()
         funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropOldest);
         Source source;
         Sink sink;
-        const bool ok = batched
-                ? bool(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
-                                                     &Sink::onValues))
-                : bool(QtFastConnect::connect(&funnel, &source, &Source::value, &sink,
-                                              &Sink::onValue));
+        const bool ok = batched ? bool(QtFastConnect::connectBatched(
+                                &funnel, &source, &Source::value, &sink, &Sink::onValues))
+                                : bool(QtFastConnect::connect(&funnel, &source, &Source::value,
+                                                              &sink, &Sink::onValue));
         if (!ok)
             return QFunnel::Statistics();
         emitFromThread(&source, 5000, &funnel);
@@ -452,8 +446,8 @@ void tst_Batched::latestPerKeyKeepsTheNewestOfEachKey()
     for (qsizetype i = 1; i < all.size(); ++i)
         QVERIFY(all.at(i) > all.at(i - 1));
     QList<quint64> last(all.end() - 10, all.end());
-    QCOMPARE(last, QList<quint64>({ N - 9, N - 8, N - 7, N - 6, N - 5, N - 4, N - 3, N - 2,
-                                     N - 1, N }));
+    QCOMPARE(last,
+             QList<quint64>({ N - 9, N - 8, N - 7, N - 6, N - 5, N - 4, N - 3, N - 2, N - 1, N }));
 }
 
 void tst_Batched::latestPerKeyWithSeveralArguments()
@@ -504,10 +498,10 @@ void tst_Batched::disconnectBySlot()
     QFunnel funnel;
     Source source;
     Sink sink;
-    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
-                                          &Sink::onValues, Qt::UniqueConnection));
-    QVERIFY(!QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink,
-                                           &Sink::onValues, Qt::UniqueConnection));
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink, &Sink::onValues,
+                                          Qt::UniqueConnection));
+    QVERIFY(!QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink, &Sink::onValues,
+                                           Qt::UniqueConnection));
     QVERIFY(QtFastConnect::disconnect(&source, &Source::value, &sink, &Sink::onValues));
     emitFromThread(&source, 10, &funnel);
     QCoreApplication::processEvents();
