@@ -66,8 +66,9 @@ using namespace QtFastConnectPrivate;
     The capacity of a new funnel: 65,536 calls.
 
     What keeps a receiver's thread responsive under a flood is not the capacity but the
-    delivery pass's time budget (1 ms): however many calls are pending, the thread's paint,
-    input and timer events wait at most about two passes. The capacity bounds the memory and the
+    delivery pass's time budget (1 ms; up to 8 ms, three times what the thread's other events
+    took, when those are expensive, such as a view's relayout): however many calls are pending,
+    the thread's paint, input and timer events wait at most about two passes. The capacity bounds the memory and the
     backlog, and it has to cover the time producer threads are not scheduled: with trivial slots
     the receiver's thread takes 10 to 15 million calls per second, and a funnel of 16,384 calls
     (a frame of work at 1 µs per slot) then runs dry within a scheduler time slice, which cost a
