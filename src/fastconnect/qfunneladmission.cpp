@@ -3,6 +3,7 @@
 
 #include "qfunneladmission_p.h"
 #include "qfunnelinboxregistry_p.h"
+#include "qpoolallocator_p.h"
 
 #include <QtCore/qdeadlinetimer.h>
 
@@ -149,6 +150,7 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = false;
     bool warned = false;
+    bool trimmed = false;
     while (!isStopped()) {
         qsizetype left = 0;
         if (takeChunk(r, &left)) {
@@ -174,6 +176,17 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
             continue;
         if (deadline.hasExpired())
             break; // the caller drops this call and counts it
+        if (!trimmed) {
+            // Before this thread's first sleep: the pages of its calls that already ran pass to
+            // whichever thread allocates next, instead of every producer keeping its own peak
+            // of calls in flight. Kept resident, so the taker pays no page fault. Not under
+            // m_waitLock: the walk takes O(free chunks).
+            trimmed = true;
+            locker.unlock();
+            qPoolTrimCurrentThread();
+            locker.lock();
+            continue; // room may have come meanwhile
+        }
         // Woken by releaseCredits() when room is made; the timeout serves the deadline, the one
         // stall warning and the next look for stalled receivers. (A Forever deadline's
         // remainingTime() is -1: not a timeout.)

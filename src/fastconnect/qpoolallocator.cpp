@@ -91,6 +91,12 @@ QT_BEGIN_NAMESPACE
     when the thread exits (no chunks out) or by a later trim() (once their chunks have come
     back).
 
+    One automatic case: a thread about to wait for room in a full QFunnel returns its arenas'
+    pages that have no chunk out, keeping their memory resident for the next arena that needs a
+    page. So the pages of several producers follow the calls in flight of all of them, not the
+    sum of each one's peak. An explicit trim() also releases the memory of those resident
+    pages.
+
     \section1 Oversized requests
 
     allocate() and deallocate() take the size of the request, like \c std::allocator. A size
@@ -229,8 +235,9 @@ QT_BEGIN_NAMESPACE
     to trim. Chunks that other threads freed into the caller's arena count as back once this
     call has adopted them.
 
-    Returned pages are kept for reuse by any pool; their memory is released to the system
-    where the page size is 4 KiB (see QPoolAllocatorStats::pagesCached).
+    Returned pages are kept for reuse by any pool; their memory, and that of the pages which
+    threads waiting in a QFunnel left resident, is released to the system where the page size
+    is 4 KiB (see QPoolAllocatorStats::pagesCached).
 */
 
 /*!
@@ -346,11 +353,12 @@ QPoolControl *controlOf(QPoolHandle *pool)
 struct PageCache
 {
     QBasicMutex lock;
-    void **pages = nullptr; // protected by lock
+    void **pages = nullptr; // protected by lock; DiscardedTag marks a page given back
     qsizetype count = 0; // protected by lock
     qsizetype capacity = 0; // protected by lock; at least total, so returning a page
             // never allocates
     qsizetype total = 0; // protected by lock; every page ever mapped
+    qsizetype resident = 0; // protected by lock; cached pages kept resident (no tag)
     std::atomic<qint64> mapped { 0 }; // relaxed: statistics only (total, readable unlocked)
 };
 // Constant-initialized and trivially destructible: usable during static destruction.
@@ -378,13 +386,19 @@ void unmapPoolPages(char *p, qsizetype count)
     unmapPages(p, std::size_t(count) * QPoolPageSize);
 }
 
+// A cached page whose memory was given back to the system (discardPage()) carries this tag in
+// its address's low bit: taking it costs a page fault, taking an untagged one does not.
+constexpr quintptr DiscardedTag = 1;
+
 void *acquirePage()
 {
     pageCache.lock.lock();
     if (pageCache.count > 0) {
-        void *page = pageCache.pages[--pageCache.count];
+        const auto entry = reinterpret_cast<quintptr>(pageCache.pages[--pageCache.count]);
+        if (!(entry & DiscardedTag))
+            --pageCache.resident;
         pageCache.lock.unlock();
-        return page;
+        return reinterpret_cast<void *>(entry & ~DiscardedTag);
     }
     pageCache.lock.unlock();
 
@@ -407,21 +421,61 @@ void *acquirePage()
         pageCache.capacity = capacity;
     }
     pageCache.total += PagesPerBatch;
-    for (qsizetype i = PagesPerBatch - 1; i > 0; --i)
-        pageCache.pages[pageCache.count++] = batch + i * qsizetype(QPoolPageSize);
+    // Fresh pages are not resident yet.
+    for (qsizetype i = PagesPerBatch - 1; i > 0; --i) {
+        pageCache.pages[pageCache.count++] =
+                reinterpret_cast<void *>(quintptr(batch + i * qsizetype(QPoolPageSize)) | DiscardedTag);
+    }
     pageCache.lock.unlock();
     pageCache.mapped.fetch_add(PagesPerBatch, std::memory_order_relaxed);
     return batch;
 }
 
-void releasePage(void *page)
+// Returns a page with no chunk out to the cache: for ReturnToSystem after giving its memory
+// back (the next use faults in a zero page); for KeepResident as it is.
+void releasePage(void *page, QPoolArena::PageFate fate)
 {
-    discardPage(page, QPoolPageSize);
+    quintptr entry = reinterpret_cast<quintptr>(page);
+    if (fate == QPoolArena::ReturnToSystem) {
+        discardPage(page, QPoolPageSize); // a system call: not under the lock
+        entry |= DiscardedTag;
+    }
     qPoolPoison(page, QPoolPageSize); // under ASan, unaddressable until an arena takes it
     pageCache.lock.lock();
     Q_ASSERT(pageCache.count < pageCache.capacity); // capacity covers every mapped page
-    pageCache.pages[pageCache.count++] = page;
+    pageCache.pages[pageCache.count++] = reinterpret_cast<void *>(entry);
+    if (fate == QPoolArena::KeepResident)
+        ++pageCache.resident;
     pageCache.lock.unlock();
+}
+
+// Gives the memory of the cache's resident pages back to the system; for an explicit trim().
+// A page is taken out of the cache while its memory is discarded (so that no arena takes it
+// meanwhile), at most a handful at a time; stops after as many as were resident when called.
+void discardResidentPages()
+{
+    pageCache.lock.lock();
+    qsizetype left = pageCache.resident;
+    pageCache.lock.unlock();
+    while (left > 0) {
+        void *taken[16];
+        qsizetype n = 0;
+        pageCache.lock.lock();
+        for (qsizetype i = pageCache.count - 1; i >= 0 && n < qsizetype(std::size(taken)); --i) {
+            const auto entry = reinterpret_cast<quintptr>(pageCache.pages[i]);
+            if (entry & DiscardedTag)
+                continue;
+            taken[n++] = pageCache.pages[i];
+            pageCache.pages[i] = pageCache.pages[--pageCache.count]; // order does not matter
+            --pageCache.resident;
+        }
+        pageCache.lock.unlock();
+        if (!n)
+            return;
+        left -= n;
+        for (qsizetype i = 0; i < n; ++i)
+            releasePage(taken[i], QPoolArena::ReturnToSystem);
+    }
 }
 
 // Destroys an arena with no chunk out, returning its pages, or orphans it.
@@ -429,7 +483,7 @@ void releaseArena(QPoolControl *control, QPoolArena *arena)
 {
     arena->adoptBacklog();
     if (arena->isEmpty()) {
-        arena->trim(); // every page is free: returns them all
+        arena->trim(QPoolArena::ReturnToSystem); // every page is free: returns them all
         Q_ASSERT(!arena->m_pages);
         delete arena;
         control->arenas.fetch_sub(1, std::memory_order_relaxed);
@@ -598,7 +652,7 @@ bool QPoolArena::isEmpty() noexcept
     return true;
 }
 
-qint64 QPoolArena::trim() noexcept
+qint64 QPoolArena::trim(PageFate fate) noexcept
 {
     adoptBacklog();
     countUse();
@@ -636,7 +690,7 @@ qint64 QPoolArena::trim() noexcept
             link = &page->nextPage;
         } else {
             *link = page->nextPage;
-            releasePage(page);
+            releasePage(page, fate);
         }
     }
     m_control->pagesInUse.fetch_sub(freePages, std::memory_order_relaxed);
@@ -684,35 +738,18 @@ void *qPoolAllocateOversized(QPoolHandle *pool, std::size_t size)
     return ::operator new(size);
 }
 
-void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
+namespace {
+void trimThreadArenas(QPoolHandle *pool, QPoolControl *control, QPoolArenaHead **slot)
 {
-    // acquire: pairs with the release store in controlOf(). No control: nothing to trim.
-    QPoolControl *control = pool->control.load(std::memory_order_acquire);
-    if (!control)
-        return;
-    switch (control->model) {
-    case QPoolThreadModel::SingleThreaded:
-        control->sharedArena.trim();
-        return;
-    case QPoolThreadModel::SharedPool:
-        pool->sharedArena.stackLock.lock(); // the owner side of the shared arena
-        control->sharedArena.trim();
-        pool->sharedArena.stackLock.unlock();
-        return;
-    case QPoolThreadModel::MultiPool:
-    case QPoolThreadModel::MultiThreaded:
-        break;
-    }
-
     if (slot && *slot != &pool->sharedArena)
-        QPoolArena::fromOwnHead(*slot)->trim();
+        QPoolArena::fromOwnHead(*slot)->trim(QPoolArena::ReturnToSystem);
 
     // The orphans' owner side belongs to the holder of the orphan lock.
     QVarLengthArray<QPoolArena *, 8> empty;
     control->orphanLock.lock();
     QPoolArena **link = &control->orphans;
     while (QPoolArena *arena = *link) {
-        arena->trim();
+        arena->trim(QPoolArena::ReturnToSystem);
         if (arena->m_pages) {
             link = &arena->m_nextOrphan;
         } else {
@@ -727,6 +764,43 @@ void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
         delete arena;
         control->arenas.fetch_sub(1, std::memory_order_relaxed);
     }
+}
+} // namespace
+
+void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
+{
+    // acquire: pairs with the release store in controlOf(). No control: nothing to trim.
+    QPoolControl *control = pool->control.load(std::memory_order_acquire);
+    if (!control)
+        return;
+    switch (control->model) {
+    case QPoolThreadModel::SingleThreaded:
+        control->sharedArena.trim(QPoolArena::ReturnToSystem);
+        break;
+    case QPoolThreadModel::SharedPool:
+        pool->sharedArena.stackLock.lock(); // the owner side of the shared arena
+        control->sharedArena.trim(QPoolArena::ReturnToSystem);
+        pool->sharedArena.stackLock.unlock();
+        break;
+    case QPoolThreadModel::MultiPool:
+    case QPoolThreadModel::MultiThreaded:
+        trimThreadArenas(pool, control, slot);
+        break;
+    }
+    // Also the pages that waiting threads left resident for other arenas: an explicit trim
+    // gives memory back.
+    discardResidentPages();
+}
+
+qint64 qPoolTrimCurrentThread() noexcept
+{
+    if (tlArenasReleased)
+        return 0;
+    qint64 pages = 0;
+    // This thread owns its arenas' owner side.
+    for (const ThreadArenas::Entry &e : std::as_const(ThreadArenasOf::local().entries))
+        pages += e.arena->trim(QPoolArena::KeepResident);
+    return pages;
 }
 
 QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept

@@ -87,8 +87,12 @@ public:
     void adoptBacklog() noexcept;
     // Owner: true when no chunk is out or in the backlog (after adoptBacklog()).
     bool isEmpty() noexcept;
-    // Owner: adopts the backlog and returns every page with no chunk out. Returns the count.
-    qint64 trim() noexcept;
+    // What trim() does with a page's memory: gives it back to the system (an explicit trim, an
+    // arena's end), or keeps it resident for the next arena that needs a page.
+    enum PageFate { ReturnToSystem, KeepResident };
+    // Owner: adopts the backlog and returns every page with no chunk out to the process's page
+    // cache. Returns the count.
+    qint64 trim(PageFate fate) noexcept;
     // Owner: sets every page's used count (off the hot path: O(pages + free chunks)).
     void countUse() noexcept;
 
@@ -127,6 +131,12 @@ struct QPoolControl
     // SingleThreaded and SharedPool: the one arena, whose head is the pool handle's.
     QPoolArena sharedArena;
 };
+
+// Returns to the process's page cache every page that no chunk of the calling thread's arenas
+// (MultiPool and MultiThreaded pools) occupies, kept resident for the next arena that needs a
+// page. For a thread about to wait: its peak of chunks need not stay its own while other threads
+// need pages. Returns the count of pages.
+qint64 qPoolTrimCurrentThread() noexcept;
 
 } // namespace QtFastConnectPrivate
 

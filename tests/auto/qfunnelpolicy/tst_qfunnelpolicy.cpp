@@ -9,6 +9,7 @@
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
+#include <QtFastConnect/qpoolallocator.h>
 #include <QtCore/qeventloop.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qsemaphore.h>
@@ -103,6 +104,33 @@ public:
     }
 };
 
+// Runs the calls it receives; the one carrying parkValue parks its thread until the gate opens.
+class ParkingReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    std::atomic<quint64> parkValue { 0 };
+    QSemaphore parked;
+    QSemaphore gate;
+    std::atomic<qint64> calls { 0 };
+    void onValue(quint64 v)
+    {
+        ++calls;
+        if (v == parkValue) {
+            parked.release();
+            gate.acquire();
+        }
+    }
+};
+
+// Pages given back by the pools every funnel call comes from (QSizeClassPool's).
+static qint64 callPagesReturned()
+{
+    return QPoolAllocator<32>::stats().pagesReturned + QPoolAllocator<64>::stats().pagesReturned
+            + QPoolAllocator<128>::stats().pagesReturned
+            + QPoolAllocator<256>::stats().pagesReturned;
+}
+
 class tst_QFunnelPolicy : public QObject
 {
     Q_OBJECT
@@ -126,6 +154,7 @@ private Q_SLOTS:
     void passYieldsToOtherEvents();
     void passGrowsWithTheRestOfTheLoop();
     void statisticsPropertiesAndSignals();
+    void waitingProducerGivesBackItsPages();
 };
 
 void tst_QFunnelPolicy::defaults()
@@ -640,6 +669,74 @@ void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
     QTRY_VERIFY(accountedFor(funnel.statistics()));
     QCOMPARE(funnel.statistics().delivered, 1u);
     QCOMPARE(funnel.statistics().discarded, 1u);
+}
+
+void tst_QFunnelPolicy::waitingProducerGivesBackItsPages()
+{
+    // Producer A's calls ran, so the pages they took hold no call; then B fills the funnel and A
+    // waits for room. A must hand those pages over before it sleeps (for B, or whoever needs a
+    // page next) instead of keeping its peak of calls in flight for itself: the pool's pages
+    // then follow the calls in flight of all producers, not the sum of each one's peak.
+    constexpr int Capacity = 4096;
+    constexpr quint64 Ran = Capacity / 2;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    funnel.setBlockTimeout(20); // a producer that waits drops its call 20 ms later, counted
+    EventLoopThread thread;
+    thread.start();
+    ParkingReceiver receiver; // parks at 0, and at Ran + 1
+    receiver.parkValue = 0;
+    receiver.moveToThread(&thread);
+    Producer a;
+    Producer b;
+    QVERIFY(QtFastConnect::connect(&funnel, &a, &Producer::value, &receiver,
+                                   &ParkingReceiver::onValue));
+    QVERIFY(QtFastConnect::connect(&funnel, &b, &Producer::value, &receiver,
+                                   &ParkingReceiver::onValue));
+
+    QSemaphore emitted;
+    QSemaphore emitAgain;
+    std::thread producerA([&] { // lives across the steps, and its pool arenas with it
+        Q_EMIT a.value(0);
+        receiver.parked.acquire(); // so no chunk of A's comes back while A allocates
+        receiver.parkValue = Ran + 1; // the receiver's thread reads it after the gate opens
+        for (quint64 v = 1; v <= Ran + 1; ++v)
+            Q_EMIT a.value(v);
+        emitted.release();
+        emitAgain.acquire();
+        Q_EMIT a.value(Ran + 2); // into a full funnel: waits, then is dropped
+        emitted.release();
+    });
+    emitted.acquire();
+    receiver.gate.release();
+    receiver.parked.acquire(); // calls 0..Ran ran: their chunks are free in A's arena
+    const qint64 returnedBefore = callPagesReturned();
+
+    std::thread producerB([&] { // fills the funnel: emits until a call waited and was dropped
+        const quint64 dropped = funnel.droppedCalls();
+        for (quint64 v = Ran + 3; funnel.droppedCalls() == dropped; ++v)
+            Q_EMIT b.value(v);
+    });
+    producerB.join();
+    const quint64 droppedBefore = funnel.droppedCalls();
+    emitAgain.release();
+    emitted.acquire();
+    const bool waited = funnel.droppedCalls() == droppedBefore + 1;
+    const qint64 returned = callPagesReturned() - returnedBefore;
+    receiver.gate.release();
+    producerA.join();
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+
+    QVERIFY(waited); // A's last call waited for room, then was dropped
+    // Calls 0..Ran + 1 took at least (Ran + 2) / 124 pages (124 chunks of 32 bytes, the
+    // smallest size class, per page), and every chunk is back but those of the parked call and
+    // of its run of calls, which the receiver frees together when the run ends (up to 128
+    // calls: 2 pages, or 3 across a page boundary).
+    QVERIFY2(returned >= qint64((Ran + 2) / 124) - 3,
+             qPrintable(QStringLiteral("%1 pages given back").arg(returned)));
+    QCOMPARE(quint64(receiver.calls.load()), funnel.statistics().delivered);
+    thread.quit();
+    thread.wait();
 }
 
 #include "tst_qfunnelpolicy.moc"
