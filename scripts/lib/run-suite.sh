@@ -9,7 +9,7 @@
 #   consumers  staged install; a CMake and a qmake application built and run against it
 #   abi        Qt 6.4 only: the ABI of the public headers against the baseline in abi/
 #              (scripts/abi-check.sh, abigail-tools)
-#   docs       qdoc; any warning fails
+#   docs       qdoc, any warning fails; scripts/check-comments.py (pairing IDs, named members)
 #   qmake      the qmake module build (qt_module.pro) and tst_qfunnel against it, where Qt still
 #              has qmake's module support (Qt <= 6.4)
 #   asan       every ctest test under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -38,7 +38,7 @@ prefix=build${QFC_QT_ROOT:+-$QFC_QT_ROOT}
 jobs=$(nproc)
 started=$SECONDS
 
-scripts/install-deps.sh --docs qmake6 make
+scripts/install-deps.sh --docs qmake6 make python3
 source scripts/lib/ccache.sh
 qt_version=$(qmake6 -query QT_VERSION)
 results=()
@@ -103,8 +103,9 @@ else
     skip abi "baseline is Qt 6.4's" "the ABI baseline in abi/ is that of the library built against Qt 6.4; the module's ABI follows the Qt it is built with"
 fi
 
-echo "== qt $qt_version: documentation (qdoc, no warnings allowed)" >&2
+echo "== qt $qt_version: documentation (qdoc, no warnings allowed; comments checked)" >&2
 cmake --build "$prefix-tests" --target docs || fail docs
+python3 scripts/check-comments.py || fail docs
 results+=("docs ok")
 
 # Qt 6.5 removed qmake's module build support (qt_build_config.prf, qt_module.prf, syncqt.pl):

@@ -85,10 +85,15 @@ constexpr ConnectionMode rateLimit(std::chrono::milliseconds interval) noexcept
 namespace Private {
 template<typename T>
 inline constexpr bool IsModePart =
-        std::is_same_v<
-                T,
-                ConnectionType> || std::is_same_v<T, ConnectionOption> || std::is_same_v<T, ConnectionMode> || std::is_same_v<T, Qt::ConnectionType>;
-}
+        std::disjunction_v<std::is_same<T, ConnectionType>, std::is_same<T, ConnectionOption>,
+                           std::is_same<T, ConnectionMode>, std::is_same<T, Qt::ConnectionType>>;
+// Two Qt::ConnectionType operands keep Qt's own operator|.
+template<typename A, typename B>
+inline constexpr bool IsModeCombination =
+        std::conjunction_v<std::bool_constant<IsModePart<A> && IsModePart<B>>,
+                           std::negation<std::conjunction<std::is_same<A, Qt::ConnectionType>,
+                                                          std::is_same<B, Qt::ConnectionType>>>>;
+} // namespace Private
 
 // Found by argument-dependent lookup as soon as one operand is ours; an exact match, so it wins
 // over the built-in int operator| that two different enums would otherwise fall back to.
@@ -97,12 +102,7 @@ inline constexpr bool IsModePart =
 template<typename A, typename B>
 constexpr ConnectionMode operator|(A a, B b) noexcept;
 #else
-template<
-        typename A, typename B,
-        std::enable_if_t<
-                Private::IsModePart<
-                        A> && Private::IsModePart<B> && !(std::is_same_v<A, Qt::ConnectionType> && std::is_same_v<B, Qt::ConnectionType>),
-                bool> = true>
+template<typename A, typename B, std::enable_if_t<Private::IsModeCombination<A, B>, bool> = true>
 constexpr ConnectionMode operator|(A a, B b) noexcept
 {
     return ConnectionMode(a).combinedWith(ConnectionMode(b));
@@ -291,8 +291,8 @@ template<typename Func1, typename Func2, typename Keying>
 QMetaObject::Connection
 connectBatchedMember(QFunnel *funnel,
                      const typename QtPrivate::FunctionPointer<Func1>::Object *sender, Func1 signal,
-                     const typename QtPrivate::FunctionPointer<Func2>::Object *receiver,
-                     Func2 slot, Keying keying, QtFastConnect::ConnectionMode mode)
+                     const typename QtPrivate::FunctionPointer<Func2>::Object *receiver, Func2 slot,
+                     Keying keying, QtFastConnect::ConnectionMode mode)
 {
     using SignalType = QtPrivate::FunctionPointer<Func1>;
     using SlotType = QtPrivate::FunctionPointer<Func2>;

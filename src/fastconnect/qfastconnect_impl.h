@@ -47,7 +47,8 @@ class QFunnelRoute;
 struct QFunnelCall
 {
     explicit QFunnelCall(QFunnelRoute *r) noexcept : route(r) {}
-    union {
+    union
+    {
         QFunnelCall *next = nullptr; // intrusive link, owned by whichever stage holds the call
         // An invoke's, once the receiver's thread has taken it off its list: the receiver's
         // class (metaObject()), which the library looks up once per run of calls, so that the
@@ -90,6 +91,12 @@ struct QFunnelSlotTraits
 // runBatch. Not a ConnectionOption: a batched slot differs in type, so it takes its own connect.
 inline constexpr int QFunnelBatchedBit = 0x100000;
 
+// ---- The library's entry points for the inline code of this header -------------------------
+// Binaries built against this header call these five by their signatures, so they are part of
+// the library's ABI: changing one (its signature or what it expects of its arguments) fails
+// scripts/abi-check.sh against the recorded baseline (abi/). qfastinvoke_impl.h has the invoke
+// path's two, qpoolallocator.h the pool's.
+
 // Capture stage entry point, emitting thread: queues call (built for route) for its receiver.
 // Takes ownership of call and a reference on route for it; never blocks unless the funnel is
 // full (see QFunnel::OverflowPolicy).
@@ -113,6 +120,7 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *prepareConnection(QFunnel *funnel, const QObj
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectCapture(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
                QtPrivate::QSlotObjectBase *capture, int type);
+// ---- End of the entry points ---------------------------------------------------------------
 
 // A call carrying the decayed arguments the slot consumes. Allocated by the emitting thread and
 // freed by the receiver's: the textbook case for the pool's per-thread arenas, whose
@@ -522,14 +530,14 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
         case Destroy:
             // Qt counts the references on its slot objects inside QMetaObject::activate(): an
             // emitting (or comparing) thread's last look at the capture happens before its
-            // destruction.
+            // destruction. [P22]
             qfcAnnotateAcquire(that);
             releaseRoute(that->m_route);
             delete that;
             break;
         case Call:
             // Qt publishes a new connection to emitting threads with its own atomics, which
-            // ThreadSanitizer cannot see: pairs with connectCapture()'s release.
+            // ThreadSanitizer cannot see: pairs with connectCapture()'s release. [P22]
             qfcAnnotateAcquire(that);
             post(that->m_route, that->makeCall(argv));
             qfcAnnotateRelease(that);
@@ -632,8 +640,8 @@ struct QFunnelTakesBatch : std::false_type
 {};
 template<typename P, typename Batch>
 struct QFunnelTakesBatch<QtPrivate::List<P>, Batch>
-    : std::bool_constant<std::is_convertible_v<Batch &&, P>
-                         && std::is_same_v<std::remove_cv_t<std::remove_reference_t<P>>, Batch>>
+    : std::conjunction<std::is_convertible<Batch &&, P>,
+                       std::is_same<std::remove_cv_t<std::remove_reference_t<P>>, Batch>>
 {};
 
 template<typename L>

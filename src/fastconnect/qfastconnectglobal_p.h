@@ -25,8 +25,8 @@
 // descriptors (-mtls-dialect=gnu2) either, which would be nearly as cheap: on x86-64, glibc
 // before 2.40 (Debian 12 has 2.36) clobbers vector registers on the descriptors' path of a
 // dlopen()ed library, glibc bug 31372. On the per-call paths each function looks up one
-// thread_local (the lane cache, the invoke slot cache). Measured against initial-exec (Release,
-// scripts/callgrind-per-thread.sh, all threads): a funnel call 398 -> 417 instructions, an
-// invoke() 220 -> 266 (it looks up two: its slot cache and the lane).
+// thread_local (the lane cache, the invoke slot cache): against initial-exec that costs a
+// funnel call about 5% more instructions and an invoke(), which looks up two, about 20%
+// (scripts/callgrind-per-thread.sh, all threads, Release).
 
 #endif // QFASTCONNECTGLOBAL_P_H

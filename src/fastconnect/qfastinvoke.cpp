@@ -90,10 +90,10 @@ void invokeSlotImpl(QFunnelSlotOp op, void *, QObject *receiver, QFunnelCall *c)
 
 class InvokeSlotCache;
 // This thread's cache once it was set up; null again after thread exit destroyed it.
-thread_local InvokeSlotCache *t_invokeSlots = nullptr;
+thread_local InvokeSlotCache *tlInvokeSlots = nullptr;
 // Set when thread exit destroyed the cache: an invoke from a later thread_local destructor must
 // not set it up again (its storage is gone). Trivially destructible, so it outlives the cache.
-thread_local bool t_invokeSlotsGone = false;
+thread_local bool tlInvokeSlotsGone = false;
 
 // The calling thread's recently used invoke slot objects, each holding a reference. A handful
 // of entries covers the usual "a worker reports to one or two receivers"; a miss costs the
@@ -103,8 +103,8 @@ class InvokeSlotCache
 public:
     ~InvokeSlotCache()
     {
-        t_invokeSlots = nullptr;
-        t_invokeSlotsGone = true;
+        tlInvokeSlots = nullptr;
+        tlInvokeSlotsGone = true;
         for (Entry &e : m_entries) {
             if (e.route)
                 e.route->deref();
@@ -167,9 +167,9 @@ using InvokeSlotsOwner = QFunnelThreadObject<InvokeSlotCache>;
 // Null once thread exit destroyed this thread's cache.
 InvokeSlotCache *invokeSlots()
 {
-    if (Q_UNLIKELY(!t_invokeSlots) && !t_invokeSlotsGone)
-        t_invokeSlots = &InvokeSlotsOwner::local();
-    return t_invokeSlots;
+    if (Q_UNLIKELY(!tlInvokeSlots) && !tlInvokeSlotsGone)
+        tlInvokeSlots = &InvokeSlotsOwner::local();
+    return tlInvokeSlots;
 }
 
 } // namespace
@@ -206,9 +206,9 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
 
 QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *receiver, const char *where)
 {
-    if (Q_LIKELY(funnel && receiver && t_invokeSlots)) {
+    if (Q_LIKELY(funnel && receiver && tlInvokeSlots)) {
         QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
-        if (QFunnelRoute *route = t_invokeSlots->find(core, receiver)) {
+        if (QFunnelRoute *route = tlInvokeSlots->find(core, receiver)) {
             route->ref(); // the call's
             return route;
         }

@@ -37,6 +37,9 @@ struct QFunnelInvokeCall : QFunnelCall
     const Fn fn;
 };
 
+// The library's entry points for this header's inline code, part of the ABI like those of
+// qfastconnect_impl.h: changing one fails scripts/abi-check.sh.
+
 // The route that carries invokes from the calling thread to receiver, with a reference for the
 // caller's call; nullptr (after a qWarning naming where) when receiver is null, has no thread
 // affinity, lives in a finished thread, or funnel is null or stopped. Cached per calling
@@ -128,6 +131,8 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
     // An argument whose copy throws leaves no call behind, and so must leave no reference.
     // (A handler, not a scope guard: no instruction on the path that does not throw.)
     QFunnelCall *call = nullptr;
+    // Qt's exception macros, laid out as the try and catch they stand for.
+    // clang-format off
     QT_TRY {
         call = new QFunnelInvokeCallImpl<std::decay_t<F>, std::decay_t<A>...>(
                 route, std::forward<F>(f), std::forward<A>(args)...);
@@ -135,6 +140,7 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
         releaseRoute(route);
         QT_RETHROW;
     }
+    // clang-format on
     postInvoke(route, call);
     return true;
 }

@@ -113,6 +113,7 @@ QList<QFunnel *> *g_retiredGlobalFunnels = nullptr; // never destroyed: another 
 
 void stopGlobalFunnel()
 {
+    // [P15] acquire: as in globalInstance().
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire))
         QFunnelPrivate::get(f)->core->stop();
 }
@@ -123,7 +124,8 @@ QFunnel *newGlobalFunnel()
     auto *f = new QFunnel;
     // Qt runs (and forgets) the post routines when the application is destroyed.
     qAddPostRoutine(stopGlobalFunnel);
-    // release: pairs with globalInstance()'s acquire; the funnel is complete before it is seen.
+    // [P15] release: pairs with globalInstance()'s acquire; the funnel is complete before it is
+    // seen.
     g_globalFunnel.store(f, std::memory_order_release);
     return f;
 }
@@ -167,7 +169,7 @@ Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 */
 QFunnel *QFunnel::globalInstance()
 {
-    // acquire: pairs with newGlobalFunnel()'s release.
+    // [P15] acquire: pairs with newGlobalFunnel()'s release.
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire); Q_LIKELY(f))
         return f;
     return firstGlobalFunnel();

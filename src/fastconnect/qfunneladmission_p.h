@@ -59,8 +59,8 @@ public:
     // are free (a quarter of the capacity), not whenever a pass returns some. Each wake-up is
     // a futex call and puts a producer back on a CPU beside the receiver's thread: eight
     // producers flooding a GUI thread on two cores, woken every 512 calls, kept it waiting for
-    // a CPU (paint p99 18.2-20.6 ms with trivial slots, benchmarks/responsiveness); woken at
-    // the mark, 17.9-18.5 ms, at the same throughput. A waiter takes whatever room it finds
+    // a CPU, which raised its paint interval's p99 (benchmarks/responsiveness); woken at the
+    // mark, it fell at the same throughput. A waiter takes whatever room it finds
     // when it wakes for another reason (StallCheckMs, its block timeout).
     qsizetype resumeLevel() const noexcept { return capacity() / 4; }
 
@@ -85,7 +85,7 @@ public:
         return false;
     }
     bool refillCredit(Reservation &r);
-    // Delivery returns credits as calls run (every DeliveryChunk calls, see QFunnelInbox).
+    // Delivery returns credits as calls run (every CreditReturnCalls calls, see QFunnelInbox).
     void releaseCredits(qsizetype calls) noexcept;
     // The same, from a receiver's thread whose own lane holds reservation own (or nullptr):
     // while no producer waits, up to a chunk of the credits goes into that reservation, so that
@@ -137,6 +137,7 @@ private:
     bool waitForCredit(Reservation &r);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
+    // [P10] seq_cst: as QFunnelCore::isStopped().
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
 
     const std::atomic<bool> &m_stopped;

@@ -57,7 +57,7 @@ public:
     }
     void placeMetaCall(QObject *) override
     {
-        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
+        qfcAnnotateAcquire(this); // [P21] the event travelled through Qt's posted-event list
         m_fn(m_core);
     }
 
@@ -73,7 +73,7 @@ bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
     if (!g_application)
         return false;
     auto *task = new QFunnelApplicationTask(core, fn);
-    qfcAnnotateRelease(task);
+    qfcAnnotateRelease(task); // [P21]
     QCoreApplication::postEvent(g_application, task);
     return true;
 }

@@ -53,7 +53,7 @@ struct QFunnelBatch
     bool append(quint32 index, QFunnelCall *call) noexcept
     {
         calls[index] = call;
-        // Release publishes calls[index]; acquire pairs with the relay's sealing CAS, so the
+        // [P1] Release publishes calls[index]; acquire pairs with the relay's sealing CAS, so the
         // relay's reads of this batch happen before the producer reuses it. seq_cst (the same
         // lock xadd on x86) also orders it before the producer's isStopped() re-check.
         return !(state.fetch_add(1, std::memory_order_seq_cst) & Sealed);
@@ -63,7 +63,7 @@ struct QFunnelBatch
         calls[0] = first;
         state.store(1, std::memory_order_relaxed); // published by the queue push
     }
-    // Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
+    // [P3] Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
     // otherwise the relay frees it after draining.
     bool abandon() noexcept
     {
@@ -71,8 +71,11 @@ struct QFunnelBatch
     }
 
     // Relay side.
+    // [P1] acquire: pairs with append()'s release part; also sees Sealed [P2] and Abandoned [P3].
     quint32 load() const noexcept { return state.load(std::memory_order_acquire); }
     static quint32 count(quint32 s) noexcept { return s & CountMask; }
+    // [P2] acq_rel: release, so that the relay's reads of the batch happen before the producer
+    // that sees Sealed reuses it; acquire, for the calls published up to seen [P1].
     bool trySeal(quint32 seen) noexcept
     {
         return state.compare_exchange_strong(seen, seen | Sealed, std::memory_order_acq_rel,

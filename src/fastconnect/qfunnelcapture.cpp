@@ -1,15 +1,31 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-// Capture stage, library half: admission of an emitted call, then the one decision of the data
-// path: hand it straight to the receiver's inbox (the funnel is idle, or this is the receiver's
-// own thread) or queue it in this thread's lane for the relay.
+// Capture stage, library half: admission of an emitted call, then the decision of the data path.
+//
+//   post(), postInvoke()               the entries (qfastconnect_impl.h, qfastinvoke_impl.h)
+//    queueCall()                       this thread's lane for the funnel, cached or looked up
+//     queueInLane()                    stopped? credit? then the flood's common case inline:
+//      |                               the open batch takes the call
+//      +- queueAfterRefill()           no credit reserved: refill (may wait, or drop)
+//      +- queueAdmitted()              every other case, in this order:
+//          1. the receiver's own thread: straight to its inbox (after flushing this lane)
+//          2. the open batch takes it (a flood)
+//          3. an idle funnel (relay idle, inbox empty): straight to the inbox
+//          4. otherwise the lane starts a batch for the relay
+//     postWithoutLane()                a thread_local destructor's emission: straight to inbox
+//
+// Invariant: queueInLane() asks a subset of queueAdmitted()'s questions, in the same order (a
+// special mode, the receiver's thread, the open batch), and only to take case 2 without a call;
+// anything else goes to queueAdmitted(), which decides. The split is for register pressure (the
+// inline path saves no registers). A new case belongs in queueAdmitted(); queueInLane() needs a
+// change only if the new case must precede case 2.
 
-#include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelinbox_p.h"
 #include "qfunnellane_p.h"
+#include "qfunnelroute_p.h"
 
 #include <QtFastConnect/qfastinvoke.h>
 
@@ -28,7 +44,7 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 }
 
 // Before the call can reach delivery, where a call that is no longer the latest of its
-// connection is skipped (QFunnelInbox::deliverSpecial()). Relaxed: the pointer is only
+// connection is skipped (QFunnelInbox::deliverSpecial()). [P17] Relaxed: the pointer is only
 // compared, with a read-modify-write, which reads the newest value in the modification order;
 // and this exchange happens before that one, since the call reaches delivery through a
 // release (the inbox push) that the delivering thread acquires.
@@ -66,8 +82,8 @@ inline void checkStopAfterQueueing(QFunnelCore *c)
         c->sweepStoppedQueue();
 }
 
-// The one decision, for a call admitted with its credit: straight to the inbox or into this
-// thread's lane for the relay.
+// The decision, for a call admitted with its credit (cases 1-4 above): straight to the inbox or
+// into this thread's lane for the relay.
 Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunnelLane *lane)
 {
     QFunnelCore *c = route->core;

@@ -194,10 +194,10 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
     // The receiver stays Qt's receiver of the connection, so that QObject::disconnect() with
     // the receiver and sender() behave as for a queued connection; its guard cuts the capture
     // safely before ~QObject would (QFunnelReceiverGuard::receiverDestroyed()).
-    qfcAnnotateRelease(capture); // the capture and its route, for the emitting threads
-    QMetaObject::Connection c = QObjectPrivate::connect(
-            sender, signal.methodIndex(), receiver, capture,
-            Qt::ConnectionType(Qt::DirectConnection | type));
+    qfcAnnotateRelease(capture); // [P22] the capture and its route, for the emitting threads
+    QMetaObject::Connection c =
+            QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
+                                    Qt::ConnectionType(Qt::DirectConnection | type));
     if (c)
         QFunnelReceiverGuard::addCapture(receiver, c);
     return c;
@@ -205,8 +205,8 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
 // atomic links, no lock. The vector is loaded with acquire: newer Qt publishes it with a release
-// store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet cleaned up has a null
-// receiver and does not count.
+// store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet
+// cleaned up has a null receiver and does not count.
 bool mayMoveArguments(QFunnelRoute *route)
 {
     using Connection = QObjectPrivate::Connection;
@@ -229,7 +229,7 @@ bool mayMoveArguments(QFunnelRoute *route)
                  "connection; its arguments are copied instead of moved",
                  route->sender->metaObject()->className(), signal.methodSignature().constData());
     }
-    qfcAnnotateRelease(&qfcConnectionListReaders);
+    qfcAnnotateRelease(&qfcConnectionListReaders); // [P22]
     return sole;
 }
 

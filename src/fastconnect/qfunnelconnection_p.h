@@ -15,124 +15,13 @@
 // We mean it.
 //
 
-#include <QtFastConnect/qfastconnect.h>
-
-#include <atomic>
+#include "qfunnelroute_p.h"
 
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-class QFunnelCore;
-class QFunnelInbox;
-class QFunnelReceiverGuard;
-
-// The library's side of one funnel connection (or of one thread's invokes to one receiver):
-// the slot, and where its calls go. Reference counted: the capture installed on the signal
-// holds one reference (the invoke cache for invokes), every pending call holds one, so a call
-// never outlives its slot. The routing state is written once, by the connect, before the
-// capture is installed: Qt's connect publishes it to emitting threads, and the calls (through
-// the queue and the inbox) to the other stages.
-class QFunnelRoute
-{
-    Q_DISABLE_COPY_MOVE(QFunnelRoute)
-public:
-    // How the delivery loop runs this route's calls.
-    enum class Delivery : quint8 {
-        Run, // the slot function's Run, one call at a time (it checks and frees each)
-        InPlace, // the slot's runInPlace: the loop checks the receiver's class, frees the calls
-        Invoke, // invokes: each call runs itself through its own function
-        Batch, // connectBatched(): the slot's runBatch, once for a run of calls
-    };
-
-    // Asks the slot function how its calls may be delivered (QFunnelSlotOp::Describe).
-    QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept;
-
-    // Relaxed: a reference publishes nothing (whoever passes the route on publishes it).
-    void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
-    // Releases n references (the delivery loop releases a run of calls' at once).
-    void deref(int n = 1) noexcept
-    {
-        // acq_rel: the last owner sees every other owner's writes (the latest pointer, the
-        // slot's state) before the destructor runs.
-        if (m_ref.fetch_sub(n, std::memory_order_acq_rel) == n)
-            delete this;
-    }
-
-    // Delivery; receiver's thread only. Runs the call and destroys it; the caller then
-    // releases the call's reference with deref().
-    void run(QObject *receiver, QFunnelCall *call)
-    {
-        m_impl(QFunnelSlotOp::Run, m_slot, receiver, call);
-    }
-    // Delivery::InPlace; receiver's thread only. Runs the call and destroys its arguments; its
-    // memory is the caller's to free (QPoolChunkBatch), and its reference the caller's to
-    // release.
-    void runInPlace(QObject *receiver, QFunnelCall *call)
-    {
-        m_traits.runInPlace(m_slot, receiver, call);
-    }
-    // Delivery::Batch; receiver's thread only. Runs the slot once for the n calls linked from
-    // first and destroys their arguments; the memory of pooled calls (isPooled()) is the
-    // caller's to free, the others are deleted; their references are the caller's to release.
-    // Returns how many were superseded by a newer call of their key, destroyed unrun.
-    qsizetype runBatch(QObject *receiver, QFunnelCall *first, qsizetype n)
-    {
-        return m_traits.runBatch(m_slot, receiver, first, n);
-    }
-    bool describesBatch() const noexcept { return m_traits.runBatch != nullptr; }
-    // Whether the calls come from QSizeClassPool chunks (the slot describes runInPlace).
-    bool isPooled() const noexcept { return m_traits.runInPlace != nullptr; }
-    // Delivery::InPlace and Batch: whether receiver may run the slot (it is still of the
-    // slot's class).
-    bool acceptsReceiver(const QObject *receiver) const
-    {
-        return qfcIsReceiverOf(receiver, m_traits.receiverClass);
-    }
-    Delivery delivery() const noexcept { return m_delivery; }
-    void setDelivery(Delivery d) noexcept { m_delivery = d; }
-
-    // Destroys the call's arguments unrun and releases its reference on this route.
-    void destroyCall(QFunnelCall *call) noexcept
-    {
-        m_impl(QFunnelSlotOp::DestroyCall, m_slot, nullptr, call);
-        deref();
-    }
-
-    // Written once, by the connect: read by every stage, so kept apart from the reference
-    // count and the other fields written per call, whose writes would otherwise make the
-    // receiver's thread miss in its cache on these as each call reaches it.
-    QFunnelCore *core = nullptr; // holds a reference
-    QFunnelReceiverGuard *guard = nullptr; // holds a reference
-    QFunnelInbox *inbox = nullptr; // holds a reference; the receiver's
-    QObject *sender = nullptr; // nullptr for invokes
-    int signalIndex = -1;
-    int mode = QtFastConnect::FunnelConnection; // ConnectionMode bits, validated
-    // The modes whose calls are delivered one at a time (QFunnelInbox::deliverSpecial()), after
-    // the capture noted each as its connection's latest.
-    static constexpr int SpecialModes =
-            int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
-    qint64 rateLimitNs = 0; // RateLimitCalls: the interval
-
-    // Written per call, on a cache line of their own (see above). CoalesceCalls: the newest
-    // call captured for this connection. Only the call it points to is delivered; older
-    // pending ones are destroyed unrun. Never dereferenced, only compared.
-    alignas(64) std::atomic<QFunnelCall *> latest { nullptr };
-    std::atomic<bool> warnedShared { false }; // MoveArguments: warned that it had to copy
-    // RateLimitCalls (which also keeps latest): the steady clock time before which no call of
-    // this connection runs (receiver's thread, under the inbox's pass lock).
-    qint64 notBeforeNs = 0;
-
-private:
-    ~QFunnelRoute();
-
-    std::atomic<int> m_ref { 1 }; // with the per-call fields
-
-    alignas(64) void *const m_slot; // read-only from here on, like the routing state
-    const QFunnelSlotImpl m_impl;
-    QFunnelSlotTraits m_traits;
-    Delivery m_delivery;
-};
+// Connection set-up, shared by connect(), invoke() and connect by name.
 
 // The one check of a receiver (or context object) shared by every connect and invoke: core has
 // not stopped, the receiver has thread affinity and its thread has not finished. On success
@@ -144,7 +33,7 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
 // ThreadSanitizer only: mayMoveArguments() reads Qt's connection lists while it emits; Qt frees
 // a removed connection only after every emission that could reach it has ended, counting them
 // with atomics ThreadSanitizer cannot see. The reader releases this address when it is done,
-// and whoever drops a connection handle (QFunnelRegistry) acquires it first.
+// and whoever drops a connection handle (QFunnelConnectionRegistry) acquires it first.
 inline char qfcConnectionListReaders = 0;
 
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.

@@ -10,17 +10,17 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelRegistry &QFunnelRegistry::instance()
+QFunnelConnectionRegistry &QFunnelConnectionRegistry::instance()
 {
     // Never destroyed: connections may be cut in other threads while static destructors run.
-    static QFunnelRegistry *r = new QFunnelRegistry;
+    static QFunnelConnectionRegistry *r = new QFunnelConnectionRegistry;
     return *r;
 }
 
 // Keys of one kind and size name the same slot if they compare equal as their type does (a
 // member function pointer with ==); keys from code built against earlier headers carry no
 // comparison, and compare by bytes unless the other key has one.
-bool QFunnelRegistry::SlotKey::matches(const SlotKey &other) const
+bool QFunnelConnectionRegistry::SlotKey::matches(const SlotKey &other) const
 {
     if (bytes.size() != other.bytes.size() || bytes.isEmpty()
         || bytes.front() != other.bytes.front())
@@ -31,8 +31,8 @@ bool QFunnelRegistry::SlotKey::matches(const SlotKey &other) const
     return eq(bytes.constData() + 1, other.bytes.constData() + 1);
 }
 
-bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex, const QObject *receiver,
-                                   const SlotKey &slotKey)
+bool QFunnelConnectionRegistry::containsLive(const QObject *sender, int signalIndex,
+                                             const QObject *receiver, const SlotKey &slotKey)
 {
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
@@ -46,9 +46,9 @@ bool QFunnelRegistry::containsLive(const QObject *sender, int signalIndex, const
     return false;
 }
 
-void QFunnelRegistry::add(const QObject *sender, Entry entry)
+void QFunnelConnectionRegistry::add(const QObject *sender, Entry entry)
 {
-    qfcAnnotateAcquire(&qfcConnectionListReaders); // dropped handles may free connections
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22] dropped handles may free connections
     QList<Entry> &list = m_bySender[sender];
     // Dead entries of this sender go first: an address reused by a new object starts clean.
     m_entries -= list.removeIf([](const Entry &e) { return !e.handle; });
@@ -57,12 +57,13 @@ void QFunnelRegistry::add(const QObject *sender, Entry entry)
         purgeDead();
 }
 
-QList<QMetaObject::Connection> QFunnelRegistry::take(const QObject *sender, int signalIndex,
-                                                     const QObject *receiver,
-                                                     const SlotKey &slotKey)
+QList<QMetaObject::Connection> QFunnelConnectionRegistry::take(const QObject *sender,
+                                                               int signalIndex,
+                                                               const QObject *receiver,
+                                                               const SlotKey &slotKey)
 {
     QList<QMetaObject::Connection> found;
-    qfcAnnotateAcquire(&qfcConnectionListReaders); // dropped handles may free connections
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22] dropped handles may free connections
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
         return found;
@@ -82,7 +83,7 @@ QList<QMetaObject::Connection> QFunnelRegistry::take(const QObject *sender, int 
     return found;
 }
 
-void QFunnelRegistry::purgeDead()
+void QFunnelConnectionRegistry::purgeDead()
 {
     for (auto it = m_bySender.begin(); it != m_bySender.end();) {
         m_entries -= it->removeIf([](const Entry &e) { return !e.handle; });
@@ -97,8 +98,8 @@ void QFunnelRegistry::purgeDead()
 // The public header's side of the registry: every typed, by-name and by-QMetaMethod connect
 // goes through connectRecorded().
 
-static QFunnelRegistry::SlotKey makeSlotKey(char kind, const void *slotKey, size_t keySize,
-                                            QFunnelSlotKeyEqual equal)
+static QFunnelConnectionRegistry::SlotKey makeSlotKey(char kind, const void *slotKey,
+                                                      size_t keySize, QFunnelSlotKeyEqual equal)
 {
     if (!slotKey)
         return {};
@@ -113,8 +114,8 @@ QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod
                                         QFunnelConnectFn connect, void *context)
 {
     const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
-    const QFunnelRegistry::SlotKey key = makeSlotKey(kind, slotKey, keySize, equal);
-    QFunnelRegistry &reg = QFunnelRegistry::instance();
+    const QFunnelConnectionRegistry::SlotKey key = makeSlotKey(kind, slotKey, keySize, equal);
+    QFunnelConnectionRegistry &reg = QFunnelConnectionRegistry::instance();
     // Under Qt::UniqueConnection, held from the check until the record: one step for other
     // connects. (A bad sender, receiver or signal is left to the connect to report.)
     std::unique_lock<std::recursive_mutex> unique(reg.lock(), std::defer_lock);
@@ -133,7 +134,7 @@ QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod
     QMetaObject::Connection c = connect(context);
     if (c) {
         std::lock_guard<std::recursive_mutex> locker(reg.lock());
-        reg.add(sender, QFunnelRegistry::Entry { signalIndex, receiver, key, c });
+        reg.add(sender, QFunnelConnectionRegistry::Entry { signalIndex, receiver, key, c });
     }
     return c;
 }
@@ -152,7 +153,7 @@ QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signal
                                                const void *slotKey, size_t keySize,
                                                QFunnelSlotKeyEqual equal)
 {
-    QFunnelRegistry &reg = QFunnelRegistry::instance();
+    QFunnelConnectionRegistry &reg = QFunnelConnectionRegistry::instance();
     std::lock_guard<std::recursive_mutex> locker(reg.lock());
     return reg.take(sender, signalIndex, receiver, makeSlotKey(kind, slotKey, keySize, equal));
 }

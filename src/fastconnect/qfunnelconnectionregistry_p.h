@@ -32,7 +32,7 @@ namespace QtFastConnectPrivate {
 // functor, which never compares equal to anything. Entries keep the connection's handle, so a
 // connection cut by Qt (disconnect, sender or receiver destroyed, single shot) reads as dead
 // and is purged lazily.
-class QFunnelRegistry
+class QFunnelConnectionRegistry
 {
 public:
     // A slot as connect() and disconnect() name it: its kind and key (see connectRecorded() in
@@ -52,7 +52,7 @@ public:
         QMetaObject::Connection handle;
     };
 
-    static QFunnelRegistry &instance();
+    static QFunnelConnectionRegistry &instance();
 
     // Held by a connect from its uniqueness check until its connection is recorded.
     // Recursive: a functor destroyed by a failed connect may itself connect. The standard
@@ -77,8 +77,8 @@ private:
     qsizetype m_purgeAt = 1024; // a full sweep when the count doubles: amortized O(1)
 };
 
-// Removes and returns the live connections that match (see QFunnelRegistry::take()); kind,
-// slotKey and keySize as for connectRecorded() in qfastconnect.h.
+// Removes and returns the live connections that match (see QFunnelConnectionRegistry::take());
+// kind, slotKey and keySize as for connectRecorded() in qfastconnect.h.
 QList<QMetaObject::Connection> takeConnections(const QObject *sender, int signalIndex,
                                                const QObject *receiver, char kind,
                                                const void *slotKey, size_t keySize,

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelcore_p.h"
-#include "qfunnelconnection_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelroute_p.h"
 
 QT_BEGIN_NAMESPACE
 
@@ -22,6 +22,7 @@ QFunnelCore::~QFunnelCore()
 
 void QFunnelCore::stop()
 {
+    // [P10] seq_cst: with the producers' re-check after queueing (isStopped()).
     if (m_stopped.exchange(true, std::memory_order_seq_cst))
         return;
     m_admission.wakeBlockedProducers();

@@ -2,18 +2,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelinbox_p.h"
-#include "qfunnelconnection_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnellane_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 #include "qfunnelrelay_p.h"
-#include "qpoolchunkbatch_p.h"
+#include "qfunnelroute_p.h"
+#include "pool/qpoolchunkbatch_p.h"
 
 #include <QtFastConnect/qfastinvoke.h>
 
 #include <QtCore/qelapsedtimer.h>
-#include <QtCore/qtimer.h>
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
@@ -34,7 +33,7 @@ QFunnelInbox::~QFunnelInbox()
 {
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
-    Q_ASSERT(!m_first && !m_held && !m_parked && !m_head.load(std::memory_order_relaxed));
+    Q_ASSERT(!m_first && !m_held && m_parked.isEmpty() && !m_head.load(std::memory_order_relaxed));
     m_guard->deref();
     m_core->deref();
 }
@@ -51,7 +50,7 @@ bool QFunnelInbox::tryRef() noexcept
 
 void QFunnelInbox::deref() noexcept
 {
-    // acq_rel: the last owner sees every other owner's writes before destroying.
+    // [P23] acq_rel: the last owner sees every other owner's writes before destroying.
     if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         m_core->inboxes().forget(this);
         delete this;
@@ -60,7 +59,7 @@ void QFunnelInbox::deref() noexcept
 
 void QFunnelInbox::dropPendingOnStop()
 {
-    // seq_cst, as the core's own flag: a delivery loop that reads it after this store (in the
+    // [P9] seq_cst, as the core's own flag: a delivery loop that reads it after this store (in the
     // single order of seq_cst operations) starts no further slot.
     m_stopped.store(true, std::memory_order_seq_cst);
     // Only if the pass lock is free: a running pass may be in a slot that waits for this very
@@ -85,7 +84,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     QThreadData *const here = d->threadData.loadRelaxed();
     if (Q_UNLIKELY(here != m_registeredThread)) {
         // The first pass in this thread: producers running here must not block on a full
-        // funnel (QFunnelCore::isReceiverThread()), and emissions from here go straight here.
+        // funnel (QFunnelAdmission::isReceiverThread()), and emissions from here go straight here.
         core->admission().addReceiverThread(here->thread.loadRelaxed());
         m_registeredThread = here;
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
@@ -134,8 +133,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
-            if ((count >= callBudget
-                 || (clock.isValid() && clock.nsecsElapsed() >= m_passBudgetNs))
+            if ((count >= callBudget || (clock.isValid() && clock.nsecsElapsed() >= m_passBudgetNs))
                 && !barrier) {
                 break;
             }
@@ -238,6 +236,7 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
             if (Q_UNLIKELY(scope.receiverDestroyed()) || d->threadData.loadRelaxed() != here)
                 break;
             c = m_first;
+            // [P9] seq_cst: with dropPendingOnStop()'s store.
             if (!left || !c || c->route != route || m_stopped.load(std::memory_order_seq_cst))
                 break;
         }
@@ -330,151 +329,13 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
 bool QFunnelInbox::claimLatest(QFunnelCall *call)
 {
     QFunnelCall *expected = call;
-    // Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
+    // [P17] Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
     // qfunnelcapture.cpp).
     if (call->route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed))
         return true;
     call->route->destroyCall(call);
     bump(m_coalesced);
     return false;
-}
-
-// RateLimitCalls, with m_passLock held: like CoalesceCalls, only the latest call of the
-// connection runs, and not before the connection's interval has passed since the last one ran.
-// A latest call that comes too early is parked, keeping its credit, and a timer in this thread
-// wakes the inbox when it is due; a newer call meanwhile makes it a coalesced one. So the last
-// call of a burst always runs, at most one interval late.
-qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
-{
-    QFunnelRoute *route = call->route;
-    // Relaxed, as in claimLatest(). The clock is read only for the latest call.
-    const bool latest = route->latest.load(std::memory_order_relaxed) == call;
-    const qint64 now = latest ? steadyClockNs() : 0;
-    if (latest && now < route->notBeforeNs) {
-        park(call, route->notBeforeNs, receiver);
-        return 0;
-    }
-    if (claimLatest(call)) {
-        route->notBeforeNs = now + route->rateLimitNs;
-        run(call, receiver);
-    }
-    return 1;
-}
-
-// RateLimitCalls on a batched connection, with m_passLock held: nothing is coalesced; the
-// connection's calls wait (parked, keeping their credits) until its interval has passed since
-// its last batch, and then its slot gets them as one batch, with the calls that follow them
-// (runBatch()). So the slot runs at most once per interval with everything since the last one.
-// A run split by other connections' calls finds the interval started again: its rest waits for
-// the next one, never dropped.
-qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
-{
-    QFunnelRoute *route = call->route;
-    // Due or not by the clock as the pass first read it: a call found due later in the pass,
-    // after earlier calls of its connection were parked, would overtake them.
-    if (!m_passNowNs)
-        m_passNowNs = steadyClockNs();
-    if (m_passNowNs < route->notBeforeNs) {
-        park(call, route->notBeforeNs, receiver);
-        return 0;
-    }
-    // From the time the batch runs: the interval is between two runs of the slot.
-    route->notBeforeNs = steadyClockNs() + route->rateLimitNs;
-    putBack(call);
-    if (Q_UNLIKELY(!route->acceptsReceiver(receiver))) {
-        // A receiver no longer of the slot's class: Run's own check skips the slot.
-        m_first = call->next;
-        run(call, receiver);
-        return 1;
-    }
-    return runBatch(route, receiver);
-}
-
-namespace {
-// The functor of the rate-limit timer: holds a reference on its inbox until Qt destroys the
-// timer: after it fired, or unfired (its receiver was destroyed first: Qt then does not call
-// it; or its thread's event dispatcher went away).
-class ParkedCallsDue
-{
-public:
-    explicit ParkedCallsDue(QFunnelInbox *inbox) : m_inbox(inbox) { m_inbox->ref(); }
-    ParkedCallsDue(const ParkedCallsDue &other) : m_inbox(other.m_inbox) { m_inbox->ref(); }
-    ParkedCallsDue(ParkedCallsDue &&other) noexcept
-        : m_inbox(std::exchange(other.m_inbox, nullptr)), m_fired(other.m_fired)
-    {}
-    ParkedCallsDue &operator=(const ParkedCallsDue &) = delete;
-    ~ParkedCallsDue()
-    {
-        if (!m_inbox)
-            return;
-        if (!m_fired)
-            m_inbox->parkedTimerLost();
-        m_inbox->deref();
-    }
-    void operator()()
-    {
-        m_fired = true;
-        m_inbox->parkedCallsDue();
-    }
-
-private:
-    QFunnelInbox *m_inbox;
-    bool m_fired = false;
-};
-} // namespace
-
-// With m_passLock held, in the receiver's thread.
-void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
-{
-    call->next = nullptr;
-    if (m_parkedLast)
-        m_parkedLast->next = call;
-    else
-        m_parked = call;
-    m_parkedLast = call;
-    if (m_timerArmed.load(std::memory_order_relaxed) && dueNs >= m_timerDueNs)
-        return;
-    m_timerArmed.store(true, std::memory_order_relaxed);
-    m_timerDueNs = dueNs;
-    const qint64 delayMs = (dueNs - steadyClockNs() + 999999) / 1000000;
-    QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
-                       receiver, ParkedCallsDue(this));
-}
-
-void QFunnelInbox::parkedTimerLost()
-{
-    // The next park arms a new timer. A dead receiver's parked calls are dropped now (nothing
-    // else would: no wake-up may be pending for them). A live one's timer went with the thread
-    // it was armed in (Qt parents a single-shot timer to that thread's event dispatcher, which
-    // the thread deletes when it finishes): the receiver was moved to another thread since, or
-    // its thread finished. A wake-up follows the receiver wherever it lives now, and the pass
-    // there parks what is not due yet again, with a timer of that thread.
-    m_timerArmed.store(false, std::memory_order_relaxed);
-    if (m_guard->isAlive())
-        wakeForAll();
-    else
-        dropWhileUndeliverable();
-}
-
-void QFunnelInbox::parkedCallsDue()
-{
-    // Relaxed: the timer runs in the thread whose passes read the flag (the receiver's, unless it
-    // moved; then the wake-up below reaches it, and a second timer at worst costs a pass).
-    m_timerArmed.store(false, std::memory_order_relaxed);
-    wakeForAll();
-}
-
-// With m_passLock held: the parked calls go first, before the calls the pass took (they are
-// older).
-void QFunnelInbox::unpark()
-{
-    if (!m_parked)
-        return;
-    if (!m_first)
-        m_last = m_parkedLast;
-    m_parkedLast->next = m_first;
-    m_first = m_parked;
-    m_parked = m_parkedLast = nullptr;
 }
 
 // DropOldest, with m_passLock held: while the funnel is over its capacity, the oldest calls

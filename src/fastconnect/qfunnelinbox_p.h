@@ -15,6 +15,8 @@
 // We mean it.
 //
 
+#include "qfunnelparkedcalls_p.h"
+
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qthread.h>
@@ -66,9 +68,9 @@ public:
     // a flood: while posted events are always pending, Qt's glib event dispatcher runs due
     // timers at most every other event-loop iteration (a timer source that fired waits at idle
     // priority until posted events were sent), so a repaint timer can wait for two passes.
-    // With 4 ms passes its p99 interval was 21 ms at 60 frames per second; with 1 ms passes,
-    // 17 ms (benchmarks/responsiveness, 1 µs slots). Passes of wake-ups handled together share
-    // the budget (see passFor()).
+    // With 4 ms passes its p99 interval missed a 60 Hz frame; with 1 ms passes it stays within
+    // one (benchmarks/responsiveness: the report's section 7). Passes of wake-ups handled
+    // together share the budget (see passFor()).
     //
     // That budget grows when the rest of the event loop is expensive: a pass that continues a
     // backlog (a Resume) lasts PassShare times what the thread spent on everything else since
@@ -104,13 +106,17 @@ public:
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
     // relaxed for the same reason as QFunnelRelay::isIdle().
-    bool isIdle() const noexcept { return m_head.load(std::memory_order_relaxed) == nullptr; }
+    bool isIdle() const noexcept // [P19] a hint
+    {
+        return m_head.load(std::memory_order_relaxed) == nullptr;
+    }
     // Pushes a chain of n calls linked newest → oldest (top->next ... bottom), keeping its
     // order, and posts a wake-up for them.
     void push(QFunnelCall *top, QFunnelCall *bottom, quint32 n = 1)
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
+        // [P14] m_detached: a hint.
         const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
                 ? markCreditFree(top, bottom)
                 : 0;
@@ -120,11 +126,11 @@ public:
         QFunnelCall *old = m_head.load(std::memory_order_relaxed);
         do {
             bottom->next = old;
-            // Publishes the calls (and their arguments) to the delivering thread; seq_cst, not
-            // just release (the same instruction on x86): see hasPushesAfterUnlock().
+            // [P4] Publishes the calls (and their arguments) to the delivering thread. [P6]
+            // seq_cst, not just release (the same instruction on x86): see hasPushesAfterUnlock().
         } while (!m_head.compare_exchange_weak(old, top, std::memory_order_seq_cst,
                                                std::memory_order_relaxed));
-        // Counted after the push: a wake-up whose fence includes these calls is posted after
+        // [P5] Counted after the push: a wake-up whose fence includes these calls is posted after
         // they were pushed, also one another thread posts (requestWake()): acq_rel, so that
         // a fence read from this count comes after the push, and the pass of that wake-up
         // finds these calls in m_head.
@@ -188,7 +194,7 @@ private:
     enum class Drop { Stopped, Evicted, Dead };
     // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
     void requestWake(quint64 fence);
-    // A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
+    // [P5] A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
     // acquire: pairs with push()'s count, so that the fence comes after those pushes.
     void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }
     bool postWake(quint64 fence, WakeKind kind);
@@ -201,8 +207,8 @@ private:
     // unless some of this inbox's calls hold none (releaseIfStalled()).
     qsizetype creditsOf(qsizetype n) noexcept
     {
-        return Q_LIKELY(m_creditFree.load(std::memory_order_relaxed) == 0) ? n
-                                                                            : creditsOfSlow(n);
+        // [P13] relaxed: the calls' push and take order the count with them.
+        return Q_LIKELY(m_creditFree.load(std::memory_order_relaxed) == 0) ? n : creditsOfSlow(n);
     }
     qsizetype creditsOfSlow(qsizetype n) noexcept;
     void noteDeliveryPass() noexcept;
@@ -225,7 +231,7 @@ private:
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
     qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver);
     void park(QFunnelCall *call, qint64 dueNs, QObject *receiver);
-    void unpark();
+    void unpark() noexcept { m_parked.unparkInto(m_first, m_last); }
     void evictOldest();
     // Single writer (the pass lock's holder, which orders successive writers); no locked
     // instruction.
@@ -279,14 +285,10 @@ private:
     qint64 m_passBudgetNs = PassBudget.count();
     qint64 m_yieldedAtNs = 0;
     qint64 m_restOfLoopNs = 0;
-    // RateLimitCalls: calls waiting for their connection's interval, oldest first, and the
-    // timer that wakes the inbox for them; guarded by m_passLock (the flag also read by the
-    // timer's handler).
-    QFunnelCall *m_parked = nullptr;
-    QFunnelCall *m_parkedLast = nullptr;
-    qint64 m_timerDueNs = 0;
-    qint64 m_passNowNs = 0; // the steady clock as the running pass first read it, or 0
-    std::atomic<bool> m_timerArmed { false };
+    // RateLimitCalls: calls waiting for their connection's interval (guarded by m_passLock),
+    // and the steady clock as the running pass first read it, or 0.
+    QFunnelParkedCalls m_parked;
+    qint64 m_passNowNs = 0;
 
     QFunnelCore *const m_core;
     // The funnel stopped: set by dropPendingOnStop() (QFunnelCore::stop() reaches every inbox

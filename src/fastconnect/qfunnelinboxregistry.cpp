@@ -65,13 +65,12 @@ void QFunnelInboxRegistry::deferDrop(QFunnelCore *core, QFunnelInbox *inbox)
         QMutexLocker locker(&m_lock);
         first = m_deferred.isEmpty();
         m_deferred.append(inbox);
-        m_hasDeferred.store(true, std::memory_order_relaxed);
+        m_hasDeferred.store(true, std::memory_order_relaxed); // [P16] a hint
     }
     // The application's main thread drops them soon, unless a producer gets there first. With
     // no application left (shutdown), no thread runs user code any more: the relay does it.
     if (first
-        && !runInApplicationThread(core,
-                                   [](QFunnelCore *c) { c->inboxes().dropDeferred(); })) {
+        && !runInApplicationThread(core, [](QFunnelCore *c) { c->inboxes().dropDeferred(); })) {
         dropDeferredNow();
     }
 }

@@ -62,7 +62,7 @@ public:
     // relay.
     void dropDeferred()
     {
-        // Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
+        // [P16] Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
         if (Q_UNLIKELY(m_hasDeferred.load(std::memory_order_relaxed)))
             dropDeferredNow();
     }

@@ -29,6 +29,7 @@ qsizetype chainLength(const QFunnelCall *c) noexcept
 // its calls hold capacity again.
 void QFunnelInbox::noteDeliveryPass() noexcept
 {
+    // [P14] hints; the pass lock orders the stall check's reads of the pending calls.
     m_passes.store(m_passes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (Q_UNLIKELY(m_detached.load(std::memory_order_relaxed)))
         m_detached.store(false, std::memory_order_relaxed);
@@ -52,7 +53,8 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     }
     takeAll();
     // Calls wait for a wake-up that was posted and not handled.
-    if ((m_first || m_held || m_parked) && m_wakesPending.load(std::memory_order_relaxed) > 0) {
+    if ((m_first || m_held || !m_parked.isEmpty())
+        && m_wakesPending.load(std::memory_order_relaxed) > 0) {
         const QFunnelThreadState thread = m_guard->receiverThread();
         // A thread without an event dispatcher has finished, or has not started yet (or is
         // starting right now: hence a short grace too).
@@ -60,7 +62,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
         const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
         if (stalled) {
             const qsizetype pending =
-                    chainLength(m_first) + chainLength(m_held) + chainLength(m_parked);
+                    chainLength(m_first) + chainLength(m_held) + chainLength(m_parked.first());
             // Free calls may be counted before they are pushed (see push()): never count
             // more free calls than there will be.
             const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
@@ -81,7 +83,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     }
     // A wake-up handled meanwhile found the lock taken and left its calls to this thread (see
     // wake()).
-    const bool leftover = m_first || m_held || m_parked;
+    const bool leftover = m_first || m_held || !m_parked.isEmpty();
     m_passLock.unlock();
     if (released)
         releaseCreditFree(released);
@@ -96,7 +98,7 @@ qsizetype QFunnelInbox::markCreditFree(QFunnelCall *top, QFunnelCall *bottom) no
     for (const QFunnelCall *c = top; c != bottom; c = c->next)
         ++n;
     // Relaxed: the push's release publishes it with the calls.
-    m_creditFree.fetch_add(n, std::memory_order_relaxed);
+    m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13] before the calls' push
     return n;
 }
 

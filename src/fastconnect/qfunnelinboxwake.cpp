@@ -53,7 +53,7 @@ public:
     }
     void placeMetaCall(QObject *receiver) override
     {
-        qfcAnnotateAcquire(this); // the event travelled through Qt's posted-event list
+        qfcAnnotateAcquire(this); // [P21] the event travelled through Qt's posted-event list
         m_armed = false;
         m_inbox->wake(receiver, m_fence, m_kind);
     }
@@ -89,7 +89,7 @@ bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
     if (kind == WakeKind::Resume)
         m_resumesPending.fetch_add(1, std::memory_order_relaxed);
     auto *e = new QFunnelWakeEvent(this, fence, kind);
-    qfcAnnotateRelease(e);
+    qfcAnnotateRelease(e); // [P21]
     if (Q_LIKELY(m_guard->post(e)))
         return true;
     // The receiver was destroyed: drop its calls here, with whatever follows them; unless this
@@ -136,6 +136,7 @@ void QFunnelInbox::dropWhileUndeliverable()
 bool QFunnelInbox::hasPushesAfterUnlock() noexcept
 {
     QFunnelCall *expected = nullptr;
+    // [P6] seq_cst: with push()'s CAS, after the pass lock's unlock.
     return !m_head.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
 }
 
@@ -158,8 +159,7 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
         fence = qMax(fence, m_resumeFence);
         m_passTimeNs = 0;
         budgetResumedPass();
-    } else if (kind == WakeKind::Normal
-               && m_resumesPending.load(std::memory_order_relaxed) > 0) {
+    } else if (kind == WakeKind::Normal && m_resumesPending.load(std::memory_order_relaxed) > 0) {
         // The Resume wake-up behind this one runs these calls too: later, never earlier.
         m_resumeFence = qMax(m_resumeFence, fence);
         return 0;
@@ -193,8 +193,7 @@ void QFunnelInbox::budgetResumedPass()
     // A decaying peak: a view lays out in one iteration and only paints in the next, and the
     // budget should follow the expensive ones.
     m_restOfLoopNs = qMax(restNs, m_restOfLoopNs - m_restOfLoopNs / 4);
-    m_passBudgetNs =
-            qBound(PassBudget.count(), PassShare * m_restOfLoopNs, MaxPassBudget.count());
+    m_passBudgetNs = qBound(PassBudget.count(), PassShare * m_restOfLoopNs, MaxPassBudget.count());
 }
 
 void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
@@ -228,7 +227,7 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
     const bool leftover = m_first || m_held;
     m_passLock.unlock();
     if (resume) {
-        // After a move, its fence also covers what the wake-ups lost there were for.
+        // [P5] After a move, its fence also covers what the wake-ups lost there were for.
         // acquire: as in wakeForAll().
         postWake(moved ? qMax(resume, m_pushed.load(std::memory_order_acquire)) : resume,
                  WakeKind::Resume);
@@ -276,7 +275,7 @@ void QFunnelInbox::postBarrier()
 // With the pass lock held: moves what was pushed onto the end of the held list, counting it.
 void QFunnelInbox::takeAll()
 {
-    // acquire: pairs with push()'s release.
+    // [P4] acquire: pairs with push()'s release.
     QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
     if (!c)
         return;

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelplatform_p.h"
-#include "qpoolallocator.h"
+#include <QtFastConnect/qpoolallocator.h>
 
 #include <new>
 #include <thread>

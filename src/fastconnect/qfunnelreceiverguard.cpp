@@ -120,7 +120,8 @@ void QFunnelReceiverGuard::installHook(QObject *receiver)
 {
     // Direct: destroyed() is emitted in whichever thread deletes the receiver, and the hook
     // must run before ~QObject disconnects the captures and frees the memory.
-    static const int destroyedIndex = QObject::staticMetaObject.indexOfSignal("destroyed(QObject*)");
+    static const int destroyedIndex =
+            QObject::staticMetaObject.indexOfSignal("destroyed(QObject*)");
     QObjectPrivate::connect(receiver, destroyedIndex, receiver, new QFunnelDestroyedHook(this),
                             Qt::DirectConnection);
 }
@@ -149,7 +150,7 @@ void QFunnelReceiverGuard::addCapture(const QObject *receiver,
 
 bool QFunnelReceiverGuard::post(QEvent *event)
 {
-    // seq_cst on both sides: either this load sees the hook's null, or the hook sees this
+    // [P11] seq_cst on both sides: either this load sees the hook's null, or the hook sees this
     // reader and waits until the event is posted. ~QObject removes (and deletes) the posted
     // events after destroyed(), so a posted event never reaches a freed receiver.
     m_readers.fetch_add(1, std::memory_order_seq_cst);
@@ -166,7 +167,7 @@ bool QFunnelReceiverGuard::post(QEvent *event)
 
 QFunnelThreadState QFunnelReceiverGuard::receiverThread()
 {
-    // The same handshake as post(): the hook waits for this reader before the receiver goes.
+    // [P11] The same handshake as post(): the hook waits for this reader before the receiver goes.
     m_readers.fetch_add(1, std::memory_order_seq_cst);
     QObject *r = m_receiver.load(std::memory_order_seq_cst);
     QFunnelThreadState state;
@@ -178,8 +179,8 @@ QFunnelThreadState QFunnelReceiverGuard::receiverThread()
 
 void QFunnelReceiverGuard::endRead() noexcept
 {
-    // seq_cst, with receiverDestroyed()'s store of m_hookWaiting and load of m_readers: either
-    // the hook sees this reader gone, or this load sees the hook waiting and wakes it.
+    // [P12] seq_cst, with receiverDestroyed()'s store of m_hookWaiting and load of m_readers:
+    // either the hook sees this reader gone, or this load sees the hook waiting and wakes it.
     if (m_readers.fetch_sub(1, std::memory_order_seq_cst) == 1
         && Q_UNLIKELY(m_hookWaiting.load(std::memory_order_seq_cst))) {
         std::lock_guard<std::mutex> locker(m_lock); // orders the notify after the hook's wait
@@ -210,8 +211,9 @@ void QFunnelReceiverGuard::receiverDestroyed()
     for (const QMetaObject::Connection &c : std::as_const(captures))
         QObject::disconnect(c);
 
+    // [P11] seq_cst: with the readers' increment, then load of m_receiver (post()).
     m_receiver.store(nullptr, std::memory_order_seq_cst);
-    // A reader that got the receiver before the store is posting to it: the object must
+    // [P12] A reader that got the receiver before the store is posting to it: the object must
     // outlive that. Blocked, not spinning: the reader may be a preempted low-priority thread.
     m_hookWaiting.store(true, std::memory_order_seq_cst);
     if (m_readers.load(std::memory_order_seq_cst)) {

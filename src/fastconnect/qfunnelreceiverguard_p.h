@@ -81,6 +81,7 @@ public:
     // gone), every thread reads false from here on.
     bool isAlive() const noexcept
     {
+        // [P11] seq_cst: with receiverDestroyed()'s store.
         return m_receiver.load(std::memory_order_seq_cst) && !m_weak.isNull();
     }
 
@@ -93,6 +94,7 @@ public:
     // come back).
     bool isAlive(const QObject *receiver) const noexcept
     {
+        // [P11] acquire: with receiverDestroyed()'s store.
         return m_receiver.load(std::memory_order_acquire) == receiver && !m_weak.isNull();
     }
 

@@ -2,11 +2,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelrelay_p.h"
-#include "qfunnelconnection_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelinbox_p.h"
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
+#include "qfunnelroute_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
@@ -92,17 +92,17 @@ void QFunnelRelay::stopAndJoin()
 }
 
 namespace {
-thread_local bool t_relayThread = false;
+thread_local bool tlRelayThread = false;
 } // namespace
 
 bool QFunnelRelay::isRelayThread() noexcept
 {
-    return t_relayThread;
+    return tlRelayThread;
 }
 
 void QFunnelRelay::run()
 {
-    t_relayThread = true;
+    tlRelayThread = true;
     setUpRelayThread();
     QFunnelShortSleep sleep;
     std::vector<HeldBatch> held;
@@ -126,8 +126,8 @@ void QFunnelRelay::run()
         if (held.empty()) {
             if (stopping)
                 return;
-            // Relaxed, like the producers' load: the flag only picks between two correct paths
-            // (see isIdle()), so it needs no ordering with anything else.
+            // [P19] Relaxed, like the producers' load: the flag only picks between two correct
+            // paths (see isIdle()), so it needs no ordering with anything else.
             m_idle.store(true, std::memory_order_relaxed);
             QFunnelBatch *b = m_queue.pop();
             m_idle.store(false, std::memory_order_relaxed);

@@ -58,7 +58,7 @@ public:
     // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its
     // own calls is in it (QFunnelLane::canBypassRelay()), so either answer keeps its order and
     // delivers its call; a stale one costs speed (a relay round, or a wake-up per call).
-    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); }
+    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); } // [P19]
 
     // Whether the calling thread is a funnel's relay thread, which must not run user code:
     // whatever would (dropping a dead receiver's calls destroys their arguments, and maybe the

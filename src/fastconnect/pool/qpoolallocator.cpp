@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qpoolallocator_p.h"
-#include "qfunnelplatform_p.h"
+#include "../qfunnelplatform_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
@@ -331,7 +331,7 @@ Q_CONSTINIT QBasicMutex controlCreationLock;
 
 QPoolControl *controlOf(QPoolHandle *pool)
 {
-    // acquire: pairs with the release store below, so the control is seen constructed.
+    // [P24] acquire: pairs with the release store below, so the control is seen constructed.
     if (QPoolControl *control = pool->control.load(std::memory_order_acquire))
         return control;
     controlCreationLock.lock();
@@ -340,7 +340,7 @@ QPoolControl *controlOf(QPoolHandle *pool)
     if (!control) {
         // Never deleted: chunks, pages and the pool handle refer to it until the process ends.
         control = new QPoolControl(pool);
-        // release: publishes the constructed control to lock-free readers (above).
+        // [P24] release: publishes the constructed control to lock-free readers (above).
         pool->control.store(control, std::memory_order_release);
     }
     controlCreationLock.unlock();
@@ -423,8 +423,8 @@ void *acquirePage()
     pageCache.total += PagesPerBatch;
     // Fresh pages are not resident yet.
     for (qsizetype i = PagesPerBatch - 1; i > 0; --i) {
-        pageCache.pages[pageCache.count++] =
-                reinterpret_cast<void *>(quintptr(batch + i * qsizetype(QPoolPageSize)) | DiscardedTag);
+        pageCache.pages[pageCache.count++] = reinterpret_cast<void *>(
+                quintptr(batch + i * qsizetype(QPoolPageSize)) | DiscardedTag);
     }
     pageCache.lock.unlock();
     pageCache.mapped.fetch_add(PagesPerBatch, std::memory_order_relaxed);
@@ -610,7 +610,7 @@ void QPoolArena::adoptBacklog() noexcept
         // misses is adopted next time.
         if (!m_head->backlog.load(std::memory_order_relaxed))
             return;
-        // acquire: pairs with the release CAS in pushRemote(), so the links and whatever the
+        // [P20] acquire: pairs with the release CAS in pushRemote(), so the links and whatever the
         // freeing threads wrote to the chunks happen before the owner reuses them.
         list = m_head->backlog.exchange(nullptr, std::memory_order_acquire);
         break;
@@ -769,7 +769,7 @@ void trimThreadArenas(QPoolHandle *pool, QPoolControl *control, QPoolArenaHead *
 
 void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
 {
-    // acquire: pairs with the release store in controlOf(). No control: nothing to trim.
+    // [P24] acquire: pairs with the release store in controlOf(). No control: nothing to trim.
     QPoolControl *control = pool->control.load(std::memory_order_acquire);
     if (!control)
         return;
@@ -806,7 +806,7 @@ qint64 qPoolTrimCurrentThread() noexcept
 QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept
 {
     QPoolAllocatorStats s;
-    // acquire: pairs with the release store in controlOf(). No control: all zero so far.
+    // [P24] acquire: pairs with the release store in controlOf(). No control: all zero so far.
     if (const QPoolControl *control = pool->control.load(std::memory_order_acquire)) {
         s.pagesInUse = control->pagesInUse.load(std::memory_order_relaxed);
         s.pagesReturned = control->pagesReturned.load(std::memory_order_relaxed);

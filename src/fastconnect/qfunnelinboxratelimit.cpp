@@ -1,0 +1,138 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Delivery stage, RateLimitCalls: which calls of a rate-limited connection run now, which wait
+// for its interval (parked: QFunnelParkedCalls), and the timer that wakes the inbox for them.
+
+#include "qfunnelinbox_p.h"
+#include "qfunnelreceiverguard_p.h"
+#include "qfunnelroute_p.h"
+
+#include <QtCore/qtimer.h>
+
+#include <utility>
+
+QT_BEGIN_NAMESPACE
+
+namespace QtFastConnectPrivate {
+
+// RateLimitCalls, with m_passLock held: like CoalesceCalls, only the latest call of the
+// connection runs, and not before the connection's interval has passed since the last one ran.
+// A latest call that comes too early is parked, keeping its credit, and a timer in this thread
+// wakes the inbox when it is due; a newer call meanwhile makes it a coalesced one. So the last
+// call of a burst always runs, at most one interval late.
+qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelRoute *route = call->route;
+    // [P17] Relaxed, as in claimLatest(). The clock is read only for the latest call.
+    const bool latest = route->latest.load(std::memory_order_relaxed) == call;
+    const qint64 now = latest ? steadyClockNs() : 0;
+    if (latest && now < route->notBeforeNs) {
+        park(call, route->notBeforeNs, receiver);
+        return 0;
+    }
+    if (claimLatest(call)) {
+        route->notBeforeNs = now + route->rateLimitNs;
+        run(call, receiver);
+    }
+    return 1;
+}
+
+// RateLimitCalls on a batched connection, with m_passLock held: nothing is coalesced; the
+// connection's calls wait (parked, keeping their credits) until its interval has passed since
+// its last batch, and then its slot gets them as one batch, with the calls that follow them
+// (runBatch()). So the slot runs at most once per interval with everything since the last one.
+// A run split by other connections' calls finds the interval started again: its rest waits for
+// the next one, never dropped.
+qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
+{
+    QFunnelRoute *route = call->route;
+    // Due or not by the clock as the pass first read it: a call found due later in the pass,
+    // after earlier calls of its connection were parked, would overtake them.
+    if (!m_passNowNs)
+        m_passNowNs = steadyClockNs();
+    if (m_passNowNs < route->notBeforeNs) {
+        park(call, route->notBeforeNs, receiver);
+        return 0;
+    }
+    // From the time the batch runs: the interval is between two runs of the slot.
+    route->notBeforeNs = steadyClockNs() + route->rateLimitNs;
+    putBack(call);
+    if (Q_UNLIKELY(!route->acceptsReceiver(receiver))) {
+        // A receiver no longer of the slot's class: Run's own check skips the slot.
+        m_first = call->next;
+        run(call, receiver);
+        return 1;
+    }
+    return runBatch(route, receiver);
+}
+
+namespace {
+// The functor of the rate-limit timer: holds a reference on its inbox until Qt destroys the
+// timer: after it fired, or unfired (its receiver was destroyed first: Qt then does not call
+// it; or its thread's event dispatcher went away).
+class ParkedCallsDue
+{
+public:
+    explicit ParkedCallsDue(QFunnelInbox *inbox) : m_inbox(inbox) { m_inbox->ref(); }
+    ParkedCallsDue(const ParkedCallsDue &other) : m_inbox(other.m_inbox) { m_inbox->ref(); }
+    ParkedCallsDue(ParkedCallsDue &&other) noexcept
+        : m_inbox(std::exchange(other.m_inbox, nullptr)), m_fired(other.m_fired)
+    {}
+    ParkedCallsDue &operator=(const ParkedCallsDue &) = delete;
+    ~ParkedCallsDue()
+    {
+        if (!m_inbox)
+            return;
+        if (!m_fired)
+            m_inbox->parkedTimerLost();
+        m_inbox->deref();
+    }
+    void operator()()
+    {
+        m_fired = true;
+        m_inbox->parkedCallsDue();
+    }
+
+private:
+    QFunnelInbox *m_inbox;
+    bool m_fired = false;
+};
+} // namespace
+
+// With m_passLock held, in the receiver's thread.
+void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
+{
+    if (!m_parked.park(call, dueNs))
+        return; // the armed timer comes first
+    const qint64 delayMs = (dueNs - steadyClockNs() + 999999) / 1000000;
+    QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
+                       receiver, ParkedCallsDue(this));
+}
+
+void QFunnelInbox::parkedTimerLost()
+{
+    // The next park arms a new timer. A dead receiver's parked calls are dropped now (nothing
+    // else would: no wake-up may be pending for them). A live one's timer went with the thread
+    // it was armed in (Qt parents a single-shot timer to that thread's event dispatcher, which
+    // the thread deletes when it finishes): the receiver was moved to another thread since, or
+    // its thread finished. A wake-up follows the receiver wherever it lives now, and the pass
+    // there parks what is not due yet again, with a timer of that thread.
+    m_parked.timerGone();
+    if (m_guard->isAlive())
+        wakeForAll();
+    else
+        dropWhileUndeliverable();
+}
+
+void QFunnelInbox::parkedCallsDue()
+{
+    // The timer runs in the thread whose passes read the flag (the receiver's, unless it moved;
+    // then the wake-up below reaches it, and a second timer at worst costs a pass).
+    m_parked.timerGone();
+    wakeForAll();
+}
+
+} // namespace QtFastConnectPrivate
+
+QT_END_NAMESPACE
