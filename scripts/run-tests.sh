@@ -15,6 +15,7 @@
 #            qemu-user
 #   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
 #            (scripts/lib/mingw-deps.sh, cached), tests under Wine
+# With the host's Qt it first checks the formatting (scripts/check-format.sh, clang-format 14).
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
 # any failed. Each prints one summary line; the last lines repeat them with the total time.
 # The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
@@ -52,6 +53,16 @@ done
 started=$SECONDS
 summaries=()
 status=0
+# Formatting, once per run (the pinned clang-format is the host's): with the host's Qt.
+if [[ " ${versions[*]} " == *" 6.4 "* ]]; then
+    echo "==== format" >&2
+    if scripts/check-format.sh; then
+        summaries+=("format: ok")
+    else
+        summaries+=("format: FAILED")
+        status=1
+    fi
+fi
 for v in "${versions[@]}"; do
     case "$v" in
         6.4) root="" ;;

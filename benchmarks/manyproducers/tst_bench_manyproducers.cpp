@@ -62,8 +62,16 @@
 
 namespace {
 
-enum class Scheme { Ceiling, Qt, TbbQueued, TbbRelay, Funnel, FunnelBatched, TimerBuffer,
-                    FutureWatcher };
+enum class Scheme {
+    Ceiling,
+    Qt,
+    TbbQueued,
+    TbbRelay,
+    Funnel,
+    FunnelBatched,
+    TimerBuffer,
+    FutureWatcher
+};
 
 struct SchemeInfo
 {
@@ -343,7 +351,10 @@ public:
         }
     }
 
-    bool connected() const { return m_connected; }
+    bool connected() const
+    {
+        return m_connected;
+    }
 
     // Runs one pass of m_tasks tasks; false if it delivered a wrong tally or stalled.
     bool runPass()

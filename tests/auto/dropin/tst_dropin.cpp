@@ -419,7 +419,8 @@ void tst_DropIn::invokeWhoseArgumentCopyThrows()
     std::thread invoker([&] {
         const ThrowingCopy arg;
         try {
-            QtFastConnect::invoke(&funnel, &receiver, [](const ThrowingCopy &) {}, arg);
+            QtFastConnect::invoke(
+                    &funnel, &receiver, [](const ThrowingCopy &) {}, arg);
         } catch (const std::runtime_error &) {
             thrown = true;
         }

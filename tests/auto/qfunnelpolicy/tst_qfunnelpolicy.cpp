@@ -558,9 +558,9 @@ void tst_QFunnelPolicy::statisticsPropertiesAndSignals()
     funnel.setOverflowPolicy(QFunnel::OverflowPolicy::DropNewest);
     funnel.setStatisticsInterval(20);
     const QMetaObject *mo = funnel.metaObject();
-    for (const char *name : { "emittedCalls", "deliveredCalls", "droppedCalls", "discardedCalls",
-                              "coalescedCalls", "overCapacityCalls", "pendingCalls",
-                              "highWaterMark" }) {
+    for (const char *name :
+         { "emittedCalls", "deliveredCalls", "droppedCalls", "discardedCalls", "coalescedCalls",
+           "overCapacityCalls", "pendingCalls", "highWaterMark" }) {
         const QMetaProperty p = mo->property(mo->indexOfProperty(name));
         QVERIFY2(p.isValid() && !p.isWritable(), name);
         QCOMPARE(p.notifySignal(), QMetaMethod::fromSignal(&QFunnel::statisticsChanged));

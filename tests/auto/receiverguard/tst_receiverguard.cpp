@@ -319,7 +319,8 @@ void tst_ReceiverGuard::relayRunsNoUserCode()
     for (int round = 0; round < (Sanitized ? 30 : Rounds / 3); ++round) {
         auto *r = new QObject;
         r->moveToThread(&worker);
-        QVERIFY(QtFastConnect::connect(&sender, &PayloadSender::payload, r, [](const Payload &) {}));
+        QVERIFY(QtFastConnect::connect(&sender, &PayloadSender::payload, r,
+                                       [](const Payload &) {}));
         busyWaitUs(500);
         deleteLaterInItsThread(r);
     }
