@@ -18,7 +18,7 @@
 #   6 timer lateness, paced flood       tst_bench_pacedflood
 #   7 responsiveness, unpaced flood     tst_bench_responsiveness (Qt Widgets, offscreen; each
 #                                       row in its own process; full mode also with one busy
-#                                       process competing; QTFASTCONNECT_BENCH_REPEAT=N repeats)
+#                                       process competing; QFC_BENCH_REPEAT=N repeats)
 #   8 rows into a model/view            tst_bench_modelview (Qt Widgets and Concurrent, Linux;
 #                                       each row in its own process, medians of 3)
 #
@@ -138,9 +138,9 @@ if [[ $dobuild -eq 1 ]]; then
         { tail -n 30 "$raw/build.log" >&2; exit 1; }
 fi
 
-export QTFASTCONNECT_BENCH_CSV="$PWD/$csv"
+export QFC_BENCH_CSV="$PWD/$csv"
 if [[ $quick -eq 1 ]]; then
-    export QTFASTCONNECT_BENCH_QUICK=1
+    export QFC_BENCH_QUICK=1
 fi
 
 # run <name> <binary> [args...]: a failed run is reported and noted, the others still run.
@@ -174,10 +174,10 @@ run ping-pong "$build/benchmarks/pingpong/tst_bench_pingpong"
 run paced-flood "$build/benchmarks/pacedflood/tst_bench_pacedflood"
 # Every frame of the first repetition goes to the paint-interval chart; the busy run (one extra
 # process spinning, as another application would) is too long for --quick.
-QTFASTCONNECT_BENCH_FRAMES="$PWD/$raw/responsiveness-frames.csv" \
+QFC_BENCH_FRAMES="$PWD/$raw/responsiveness-frames.csv" \
     run responsiveness "$build/benchmarks/responsiveness/tst_bench_responsiveness"
 if [[ $quick -eq 0 ]]; then
-    QTFASTCONNECT_BENCH_BUSY=1 \
+    QFC_BENCH_BUSY=1 \
         run responsiveness-busy "$build/benchmarks/responsiveness/tst_bench_responsiveness"
 fi
 run modelview "$build/benchmarks/modelview/tst_bench_modelview"

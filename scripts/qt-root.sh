@@ -80,7 +80,7 @@ env_vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME
 ccache_dir=${QFC_CCACHE_DIR:-/var/cache/qtfastconnect-ccache}
 mkdir -p "$ccache_dir" "$root$ccache_dir"
 env_vars+=(QFC_CCACHE_DIR="$ccache_dir")
-for v in CI QFC_SOAK_SECONDS QTFASTCONNECT_BENCH_QUICK QFC_COMMIT; do
+for v in CI QFC_SOAK_SECONDS QFC_BENCH_QUICK QFC_COMMIT; do
     [[ -n "${!v:-}" ]] && env_vars+=("$v=${!v}")
 done
 

@@ -22,7 +22,7 @@
 //                                              delivered call while it drains a backlog, and
 //                                              the calls/s that makes its ceiling; for
 //                                              callgrind-per-thread.sh (receivercost.cpp)
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends every result to <file> as CSV
+//   QFC_BENCH_CSV=<file>             also appends every result to <file> as CSV
 //                                              (benchmarks/shared/benchcsv.h)
 //
 // This file holds the QTest rows and their tables; the paths, receiver and producer pool are in

@@ -28,14 +28,14 @@
 //
 //   tst_bench_manyproducers                    every row; cleanupTestCase() prints results/s and
 //                                              efficiency (results/s / ceiling) per block size
-//   QTFASTCONNECT_BENCH_QUICK=1                threads 1, 2, 8, 32 only, shorter passes
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends every result to <file> as CSV
+//   QFC_BENCH_QUICK=1                threads 1, 2, 8, 32 only, shorter passes
+//   QFC_BENCH_CSV=<file>             also appends every result to <file> as CSV
 
 #include "benchcsv.h"
 #include "fnv1a.h"
 
 #include <QtFastConnect/qfastconnect.h>
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
 #include <QtConcurrent/qtconcurrentrun.h>
 #include <QtCore/qfuturewatcher.h>
 #include <QtCore/qpromise.h>
@@ -88,14 +88,14 @@ static constexpr SchemeInfo SchemeTable[] = {
     { Scheme::Funnel, "funnel", "FunnelConnection" },
     { Scheme::FunnelBatched, "funnel-batched", "connectBatched" },
     { Scheme::TimerBuffer, "timer-buffer", "vector + mutex, 16 ms QTimer" },
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
     { Scheme::FutureWatcher, "future-watcher", "QtConcurrent + QFutureWatcher" },
 #endif
 };
 
 static bool quickMode()
 {
-    return qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_QUICK") != 0;
+    return qEnvironmentVariableIntValue("QFC_BENCH_QUICK") != 0;
 }
 
 // The input: random bytes cut into blocks; task t hashes block t % blockCount. Each block's hash
@@ -290,7 +290,7 @@ public:
             return;
         }
 
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
         if (scheme == Scheme::FutureWatcher) {
             m_qtPool.setMaxThreadCount(threads);
             for (int i = 0; i < threads; ++i) {
@@ -342,7 +342,7 @@ public:
     ~SchemeRun()
     {
         m_pool.reset();
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
         m_qtPool.waitForDone();
 #endif
         for (auto &thread : m_qtThreads) {
@@ -371,7 +371,7 @@ public:
                                           Qt::QueuedConnection, Q_ARG(int, t));
             }
             break;
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
         case Scheme::FutureWatcher:
             for (auto &w : m_watchers) {
                 w->setFuture(QtConcurrent::run(&m_qtPool, [this](QPromise<quint64> &promise) {
@@ -407,7 +407,7 @@ public:
         }
         if (m_pool)
             m_pool->waitPass();
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
         m_qtPool.waitForDone();
 #endif
         const Tally &got = m_scheme == Scheme::Ceiling ? m_folded : m_sink.tally;
@@ -493,7 +493,7 @@ private:
     std::mutex m_bufferLock; // TimerBuffer
     std::vector<quint64> m_buffer;
     QTimer m_drainTimer;
-#ifdef QTFC_HAVE_CONCURRENT
+#ifdef QFC_HAVE_CONCURRENT
     QThreadPool m_qtPool; // FutureWatcher
     std::vector<std::unique_ptr<QFutureWatcher<quint64>>> m_watchers;
 #endif

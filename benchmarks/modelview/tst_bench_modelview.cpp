@@ -9,16 +9,16 @@
 // a mutex-guarded vector drained by a 16 ms QTimer, and QtConcurrent + QPromise::addResult()
 // with QFutureWatcher::resultsReadyAt(); and the funnel's batched connection
 // (QtFastConnect::connectBatched(), one beginInsertRows() per batch). Each row runs in a
-// process of its own (this binary, re-run with QTFC_MODELVIEW_ROW set), 1 s warm-up, 3 s
+// process of its own (this binary, re-run with QFC_MODELVIEW_ROW set), 1 s warm-up, 3 s
 // measured, then the backlog drains; every row is checked to arrive once, in its producer's
 // order. The table gives medians of the
 // repetitions and, for rows/s, the ratio to Qt::QueuedConnection's median in the same run.
 //
 //   tst_bench_modelview                        every row, 3 repetitions each
 //   tst_bench_modelview "rows:funnel/P=4"      one row (QTest's function:tag syntax)
-//   QTFASTCONNECT_BENCH_REPEAT=N               N repetitions instead of 3
-//   QTFASTCONNECT_BENCH_QUICK=1                0.5 s warm-up, 1 s measured
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends the medians to <file> as CSV
+//   QFC_BENCH_REPEAT=N               N repetitions instead of 3
+//   QFC_BENCH_QUICK=1                0.5 s warm-up, 1 s measured
+//   QFC_BENCH_CSV=<file>             also appends the medians to <file> as CSV
 //                                              (threads = producers)
 
 #include "benchcsv.h"
@@ -32,7 +32,7 @@
 #include <algorithm>
 #include <cstdio>
 
-static const char RowVariable[] = "QTFC_MODELVIEW_ROW"; // "<feed>,<producers>,<warm-up ms>,<ms>"
+static const char RowVariable[] = "QFC_MODELVIEW_ROW"; // "<feed>,<producers>,<warm-up ms>,<ms>"
 
 namespace {
 struct RowRun
@@ -77,9 +77,9 @@ private:
 
 void tst_BenchModelView::initTestCase()
 {
-    if (const int n = qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_REPEAT"); n > 0)
+    if (const int n = qEnvironmentVariableIntValue("QFC_BENCH_REPEAT"); n > 0)
         m_repeat = n;
-    if (qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_QUICK")) {
+    if (qEnvironmentVariableIntValue("QFC_BENCH_QUICK")) {
         m_warmUpMs = 500;
         m_measureMs = 1000;
     }

@@ -14,8 +14,8 @@
 // freezes, is experiment 7 (benchmarks/responsiveness).
 //
 //   tst_bench_pacedflood                       both rows; timer lateness median/p99/worst in ms
-//   QTFASTCONNECT_BENCH_QUICK=1                a 1 s flood per row instead of 3 s
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends the results to <file> as CSV
+//   QFC_BENCH_QUICK=1                a 1 s flood per row instead of 3 s
+//   QFC_BENCH_CSV=<file>             also appends the results to <file> as CSV
 
 #include "benchcsv.h"
 #include "percentiles.h"
@@ -75,7 +75,7 @@ void tst_BenchPacedFlood::pacedTimerLateness_data()
 void tst_BenchPacedFlood::pacedTimerLateness()
 {
     QFETCH(bool, funnel);
-    const int floodMs = qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_QUICK") ? 1000 : 3000;
+    const int floodMs = qEnvironmentVariableIntValue("QFC_BENCH_QUICK") ? 1000 : 3000;
 
     Receiver receiver;
     std::array<Sender, Producers> senders;

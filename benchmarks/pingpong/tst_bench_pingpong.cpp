@@ -13,8 +13,8 @@
 //
 //   tst_bench_pingpong                         median, p99 and max round trip in µs, per
 //                                              connection
-//   QTFASTCONNECT_BENCH_QUICK=1                2,000 round trips per connection instead of 20,000
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends the results to <file> as CSV
+//   QFC_BENCH_QUICK=1                2,000 round trips per connection instead of 20,000
+//   QFC_BENCH_CSV=<file>             also appends the results to <file> as CSV
 
 #include "benchcsv.h"
 #include "percentiles.h"
@@ -103,7 +103,7 @@ private Q_SLOTS:
 // Not a QBENCHMARK: the figure is a distribution, and QTest would time each row twice.
 void tst_BenchPingPong::roundTrip()
 {
-    const int measured = qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_QUICK") ? 2000 : 20000;
+    const int measured = qEnvironmentVariableIntValue("QFC_BENCH_QUICK") ? 2000 : 20000;
     const int block = measured / Blocks;
 
     QThread thread;

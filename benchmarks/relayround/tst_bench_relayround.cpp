@@ -20,7 +20,7 @@
 //                  call to the receiver's thread at once: mostly flush()'s fast path.
 // Timing is wall clock (a noisy, shared machine shows in p99 and max); under Wine or qemu it
 // measures the emulation, not a real system.
-//   QTFASTCONNECT_BENCH_CSV=<file>   also appends the results to <file> as CSV
+//   QFC_BENCH_CSV=<file>   also appends the results to <file> as CSV
 
 #include "benchcsv.h"
 #include "percentiles.h"

@@ -5,7 +5,7 @@
 // repainted every 16 ms (a QTimer calling update(); the paint event timestamps each frame,
 // offscreen platform) while 8 producer threads emit quint64 to a slot in the GUI thread as fast
 // as they can for a fixed time; then they stop and the backlog drains. Each row runs in a process
-// of its own (this binary, re-run with QTFC_RESPONSIVENESS_ROW set), so that its peak RSS growth
+// of its own (this binary, re-run with QFC_RESPONSIVENESS_ROW set), so that its peak RSS growth
 // is its own. Qt's queue has no bound: its producers stop early once RSS has grown by 1 GiB, and
 // the row says so ("ceiling").
 //
@@ -13,15 +13,15 @@
 // with CoalesceCalls; each with a slot costing 0 and 1 µs (a busy wait).
 //
 //   tst_bench_responsiveness                   every row; cleanupTestCase() prints the table
-//   QTFASTCONNECT_BENCH_QUICK=1                a 2 s flood per row instead of 5 s
-//   QTFASTCONNECT_BENCH_REPEAT=N               each row N times (own process each), with every
+//   QFC_BENCH_QUICK=1                a 2 s flood per row instead of 5 s
+//   QFC_BENCH_REPEAT=N               each row N times (own process each), with every
 //                                              repetition's p99 and how many met the target
 //                                              (p99 <= 20 ms, <= 25 ms with the busy process)
-//   QTFASTCONNECT_BENCH_BUSY=1                 one extra process spinning on a core meanwhile
-//   QTFASTCONNECT_BENCH_CSV=<file>             also appends the results to <file> as CSV
+//   QFC_BENCH_BUSY=1                 one extra process spinning on a core meanwhile
+//   QFC_BENCH_CSV=<file>             also appends the results to <file> as CSV
 //                                              (threads = producers, bytes = slot cost in ns;
 //                                              series "<connection>+busy" with the busy process)
-//   QTFASTCONNECT_BENCH_FRAMES=<file>          the first repetition's every frame, appended as
+//   QFC_BENCH_FRAMES=<file>          the first repetition's every frame, appended as
 //                                              "series,slot_us,t_ms,interval_ms"
 
 #include "benchcsv.h"
@@ -36,8 +36,8 @@
 #include <cstdio>
 #include <memory>
 
-static const char RowVariable[] = "QTFC_RESPONSIVENESS_ROW"; // "<connection>,<slot ns>"
-static const char FramesVariable[] = "QTFC_RESPONSIVENESS_FRAMES";
+static const char RowVariable[] = "QFC_RESPONSIVENESS_ROW"; // "<connection>,<slot ns>"
+static const char FramesVariable[] = "QFC_RESPONSIVENESS_FRAMES";
 static constexpr int Producers = 8;
 
 struct RowRun
@@ -66,9 +66,9 @@ private:
 
 void tst_BenchResponsiveness::initTestCase()
 {
-    m_floodMs = qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_QUICK") ? 2000 : 5000;
-    m_repeat = qMax(1, qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_REPEAT"));
-    m_busy = qEnvironmentVariableIntValue("QTFASTCONNECT_BENCH_BUSY") != 0;
+    m_floodMs = qEnvironmentVariableIntValue("QFC_BENCH_QUICK") ? 2000 : 5000;
+    m_repeat = qMax(1, qEnvironmentVariableIntValue("QFC_BENCH_REPEAT"));
+    m_busy = qEnvironmentVariableIntValue("QFC_BENCH_BUSY") != 0;
     // The acceptance: 60 frames per second held, a little slack with a busy process.
     m_targetMs = m_busy ? 25 : 20;
 }
@@ -100,7 +100,7 @@ void tst_BenchResponsiveness::unpacedFlood()
         env.insert(QString::fromLatin1(RowVariable),
                    QString::fromLatin1(connection + ',' + QByteArray::number(slotNs) + ','
                                        + QByteArray::number(m_floodMs)));
-        const QString frames = qEnvironmentVariable("QTFASTCONNECT_BENCH_FRAMES");
+        const QString frames = qEnvironmentVariable("QFC_BENCH_FRAMES");
         if (rep == 0 && !frames.isEmpty())
             env.insert(QString::fromLatin1(FramesVariable), frames);
         child.setProcessEnvironment(env);

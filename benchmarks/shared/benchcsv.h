@@ -4,7 +4,7 @@
 #ifndef BENCHCSV_H
 #define BENCHCSV_H
 
-// The machine-readable side of every experiment binary: when QTFASTCONNECT_BENCH_CSV names a
+// The machine-readable side of every experiment binary: when QFC_BENCH_CSV names a
 // file, each result is appended to it as one line
 //     experiment,series,threads,bytes,metric,value
 // (threads and bytes are 0 where they do not apply). scripts/benchmark-report.sh reads these
@@ -20,7 +20,7 @@ namespace BenchCsv {
 inline void write(const char *experiment, const QByteArray &series, int threads, qint64 bytes,
                   const char *metric, double value)
 {
-    const QByteArray path = qgetenv("QTFASTCONNECT_BENCH_CSV");
+    const QByteArray path = qgetenv("QFC_BENCH_CSV");
     if (path.isEmpty())
         return;
     // Append mode, one fprintf per line: several binaries may share one file in turn.
@@ -29,7 +29,7 @@ inline void write(const char *experiment, const QByteArray &series, int threads,
                      static_cast<long long>(bytes), metric, value);
         std::fclose(f);
     } else {
-        qWarning("cannot append to %s (QTFASTCONNECT_BENCH_CSV)", path.constData());
+        qWarning("cannot append to %s (QFC_BENCH_CSV)", path.constData());
     }
 }
 

@@ -40,7 +40,7 @@ bench=$build/benchmarks/funnel/tst_bench_funnel
 if [[ $quick -eq 1 ]]; then runs=1; else runs=3; fi
 for ((r = 1; r <= runs; ++r)); do
     echo "running tst_bench_funnel throughput (1, 4 and 32 producers), run $r of $runs" >&2
-    QTFASTCONNECT_BENCH_CSV=$PWD/$raw/throughput.$r.csv "$bench" throughput \
+    QFC_BENCH_CSV=$PWD/$raw/throughput.$r.csv "$bench" throughput \
         >"$raw/throughput.$r.log" 2>&1 || { tail -n 30 "$raw/throughput.$r.log" >&2; exit 1; }
 done
 
