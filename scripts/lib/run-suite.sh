@@ -6,7 +6,8 @@
 # entered by scripts/qt-root.sh. scripts/run-tests.sh calls it once per Qt version.
 #
 #   tests      module, tests, examples and benchmarks built (RelWithDebInfo); every ctest test
-#   consumers  staged install; a CMake and a qmake application built and run against it
+#   consumers  staged install; a CMake and a qmake application built and run against it; an
+#              application that takes the source tree with FetchContent (run-subproject.sh)
 #   abi        Qt 6.4 only: the ABI of the public headers against the baseline in abi/
 #              (scripts/abi-check.sh, abigail-tools)
 #   docs       qdoc, any warning fails; scripts/check-comments.py (pairing IDs, named members)
@@ -91,6 +92,7 @@ ctest_stage tests "$prefix-tests" --timeout 600
 
 echo "== qt $qt_version: install, and CMake and qmake applications built against the install" >&2
 tests/consumers/run.sh "$prefix-tests" || fail consumers
+tests/consumers/run-subproject.sh "$prefix-subproject" || fail consumers
 results+=("consumers ok")
 
 # The ABI baseline (abi/) is the library's as built against the host's Qt 6.4: the module's ABI
