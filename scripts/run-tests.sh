@@ -16,6 +16,7 @@
 #   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
 #            (scripts/lib/mingw-deps.sh, cached), tests under Wine
 # With the host's Qt it first checks the formatting (scripts/check-format.sh, clang-format 14).
+# After the Qt versions it builds the Debian packages for Qt 6.4 and 6.8 and tries them.
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
 # any failed. Each prints one summary line; the last lines repeat them with the total time.
 # The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
@@ -83,6 +84,25 @@ for v in "${versions[@]}"; do
         summaries+=("$(cat "$summary")")
     else
         summaries+=("qt $v: FAILED before any stage ran")
+    fi
+done
+
+# The Debian packages (debian/, scripts/build-debs.sh), built with the module's tests and tried
+# in a clean root (tests/consumers/run-packages.sh): Debian 12 with the host's Qt 6.4, Debian 13
+# with Qt 6.8.
+for v in "${versions[@]}"; do
+    case "$v" in
+        6.4) suite=bookworm; root_args=() ;;
+        6.8) suite=trixie; root_args=(--root trixie) ;;
+        *) continue ;;
+    esac
+    echo "==== packages, Qt $v (Debian $suite)" >&2
+    pkg_started=$SECONDS
+    if scripts/build-debs.sh "${root_args[@]}" && tests/consumers/run-packages.sh "build-debs/$suite" "$suite"; then
+        summaries+=("packages $suite: built, lintian clean of errors, installed, consumers ok ($((SECONDS - pkg_started)) s)")
+    else
+        summaries+=("packages $suite: FAILED")
+        status=1
     fi
 done
 
