@@ -92,7 +92,10 @@ ctest_stage tests "$prefix-tests" --timeout 600
 
 echo "== qt $qt_version: install, and CMake and qmake applications built against the install" >&2
 tests/consumers/run.sh "$prefix-tests" || fail consumers
-tests/consumers/run-subproject.sh "$prefix-subproject" || fail consumers
+# The subproject from a git clone too, once (with the host's Qt): the same build otherwise.
+subproject_args=()
+[[ -z "${QFC_QT_ROOT:-}" ]] && subproject_args+=(--git)
+tests/consumers/run-subproject.sh "${subproject_args[@]}" "$prefix-subproject" || fail consumers
 results+=("consumers ok")
 
 # The ABI baseline (abi/) is the library's as built against the host's Qt 6.4: the module's ABI

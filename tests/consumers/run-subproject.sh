@@ -3,13 +3,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Builds and runs tests/consumers/subproject, an application that takes this source tree into
-# its own CMake build with FetchContent, twice: from the checkout (SOURCE_DIR) and from a git
-# clone of it (GIT_REPOSITORY, the committed HEAD). Each must receive its funnel call, and the
+# its own CMake build with FetchContent: from the checkout (SOURCE_DIR) and, with --git, also
+# from a git clone of it (GIT_REPOSITORY, the committed HEAD). Each must receive its funnel call, and the
 # application's cache must not have been changed by Qt's module tooling where it matters: its
 # install prefix stays CMake's default, and no BUILD_SHARED_LIBS or unprefixed INSTALL_*DIR
 # entry appears.
-# Usage: tests/consumers/run-subproject.sh <work-dir>
+# Usage: tests/consumers/run-subproject.sh [--git] <work-dir>
 set -euo pipefail
+with_git=0
+[[ "${1:-}" == "--git" ]] && { with_git=1; shift; }
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 work=$(mkdir -p "${1:?usage: $0 <work-dir>}" && cd "$1" && pwd)
@@ -31,7 +33,7 @@ cmake --build "$work/source" >/dev/null
 check "$work/source"
 echo "subproject: FetchContent from the source tree: built and ran" >&2
 
-if git -C "$source_dir" rev-parse --verify -q HEAD >/dev/null; then
+if [[ $with_git -eq 1 ]] && git -C "$source_dir" rev-parse --verify -q HEAD >/dev/null; then
     cmake -S "$here/subproject" -B "$work/git" -G Ninja -DCMAKE_BUILD_TYPE=Release \
           -DQTFASTCONNECT_GIT_REPOSITORY="$source_dir" \
           -DQTFASTCONNECT_GIT_TAG="$(git -C "$source_dir" rev-parse HEAD)" >/dev/null
