@@ -792,15 +792,13 @@ void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
     discardResidentPages();
 }
 
-qint64 qPoolTrimCurrentThread() noexcept
+void qPoolTrimCurrentThread() noexcept
 {
     if (tlArenasReleased)
-        return 0;
-    qint64 pages = 0;
+        return;
     // This thread owns its arenas' owner side.
     for (const ThreadArenas::Entry &e : std::as_const(ThreadArenasOf::local().entries))
-        pages += e.arena->trim(QPoolArena::KeepResident);
-    return pages;
+        e.arena->trim(QPoolArena::KeepResident);
 }
 
 QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept

@@ -135,8 +135,8 @@ struct QPoolControl
 // Returns to the process's page cache every page that no chunk of the calling thread's arenas
 // (MultiPool and MultiThreaded pools) occupies, kept resident for the next arena that needs a
 // page. For a thread about to wait: its peak of chunks need not stay its own while other threads
-// need pages. Returns the count of pages.
-qint64 qPoolTrimCurrentThread() noexcept;
+// need pages.
+void qPoolTrimCurrentThread() noexcept;
 
 } // namespace QtFastConnectPrivate
 
