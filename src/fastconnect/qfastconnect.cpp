@@ -267,10 +267,15 @@ QT_BEGIN_NAMESPACE
     the buffer is the funnel's bounded queue.
 
     With QtFastConnect::RateLimitCalls (or QtFastConnect::rateLimit()) in \a mode the slot runs
-    at most once per interval, with everything emitted since its previous batch: nothing is
-    coalesced or dropped; the calls wait in the receiver's thread, holding their capacity, until
-    the interval has passed. For only the newest call per row or id, pass
-    QtFastConnect::latestPerKey().
+    at most once per interval, with everything emitted since its previous batch (not capped at
+    4,096 calls): nothing is coalesced or dropped; the calls wait in the receiver's thread,
+    holding their capacity, until the interval has passed. The interval is measured between the
+    starts of the delivery passes that run two batches. The rate-limited batched connections of
+    one receiver come due together: those due within one interval of the first wait for the last
+    of them, and their batches then run in one delivery pass (a view lays out once for all of
+    them). Make the funnel's capacity (QFunnel::setCapacity()) at least the calls emitted in one
+    interval, or the producers wait for the next batch. For only the newest call per row or id,
+    pass QtFastConnect::latestPerKey().
 
     A slot that does not take the batch fails to compile, with a message naming the expected
     type; a signal without arguments too. QtFastConnect::CoalesceCalls in \a mode prints a

@@ -93,7 +93,10 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     m_passNowNs = 0; // read when first needed (deliverRateLimitedBatch())
     // A pass delivers what its wake-up admitted (a slot that emits again is served by the
     // next wake-up), within a budget; then it yields to the event loop.
-    unpark();
+    // Rate-limited calls that came due run before the pass yields: with a view, one layout for
+    // the batches of a group (see QFunnelParkedCalls).
+    const qsizetype due = Q_UNLIKELY(!m_parked.isEmpty()) ? unparkDue(receiver) : 0;
+    qsizetype handled = 0;
     if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();
     // Started after the first call, and only if more follow: a pass of one call (an idle
@@ -119,11 +122,13 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
             if (n < 0)
                 break; // moved: the rest goes to the receiver's new thread
             settled += n;
+            handled += n;
             ++count;
         } else {
             // A run of this route's calls, up to the next check.
             const int n = runCalls(route, receiver, here, nextCheck - count);
             settled += n;
+            handled += n;
             count += n;
         }
         if (count >= nextCheck) { // beyond it only after a batch (runBatch())
@@ -134,7 +139,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 settled = 0;
             }
             if ((count >= callBudget || (clock.isValid() && clock.nsecsElapsed() >= m_passBudgetNs))
-                && !barrier) {
+                && !barrier && handled >= due) {
                 break;
             }
             if (!clock.isValid() && m_first)
@@ -185,7 +190,7 @@ int QFunnelInbox::runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *
         return runCallsOf<int(Delivery::Invoke)>(route, receiver, here, limit);
     case Delivery::Batch:
         if (Q_LIKELY(route->acceptsReceiver(receiver)))
-            return runBatch(route, receiver);
+            return runBatch(route, receiver, MaxBatchCalls);
         break; // as for InPlace: Run's own check skips the slot
     case Delivery::Run:
         break;
@@ -252,12 +257,12 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
 }
 
 // A batched connection: its slot runs once for the run of its calls at the front of the pending
-// list (up to MaxBatchCalls), in their order (with latestPerKey(), the newest of each key). A
+// list (up to limit), in their order (with latestPerKey(), the newest of each key). A
 // run, not every call of the connection pending: gathering those from between other
 // connections' calls would cost a walk of the whole list per batch; the relay hands over each
 // emitting thread's calls together, so a run is what one thread emitted since the relay's last
 // round. Returns how many calls ran (at least one).
-int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver)
+int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
 {
     QFunnelCall *const first = m_first;
     QFunnelCall *c = first;
@@ -265,7 +270,7 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver)
     do {
         c = c->next;
         ++n;
-    } while (c && c->route == route && n < MaxBatchCalls);
+    } while (c && c->route == route && n < limit);
     // Popped before the slot runs, as in runCallsOf().
     m_first = c;
     qsizetype superseded;
@@ -356,7 +361,7 @@ void QFunnelInbox::evictOldest()
 void QFunnelInbox::dropAll(Drop why)
 {
     admit(std::numeric_limits<quint64>::max()); // past every fence: all that was pushed
-    unpark();
+    m_parked.unparkAllInto(m_first, m_last);
     dropAdmitted(why);
 }
 

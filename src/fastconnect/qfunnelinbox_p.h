@@ -88,6 +88,7 @@ public:
     static constexpr int CheckEvery = 128;
     // A batched connection's slot gets at most this many calls at once: beyond it, batches
     // save nothing measurable and one slot call would hold the thread for longer than a pass.
+    // Not with RateLimitCalls, whose batch is everything since the last one.
     static constexpr int MaxBatchCalls = 4096;
     // Credits go back to blocked producers every CreditReturnCalls calls run, so that they
     // refill as room is made instead of all at once after a pass; not after every call, since
@@ -222,7 +223,7 @@ private:
     void count(Drop why, quint64 n) noexcept;
     qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
     int runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
-    int runBatch(QFunnelRoute *route, QObject *receiver);
+    int runBatch(QFunnelRoute *route, QObject *receiver, int limit);
     template<int Delivery>
     int runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
     void run(QFunnelCall *call, QObject *receiver);
@@ -230,8 +231,9 @@ private:
     bool claimLatest(QFunnelCall *call);
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
     qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver);
-    void park(QFunnelCall *call, qint64 dueNs, QObject *receiver);
-    void unpark() noexcept { m_parked.unparkInto(m_first, m_last); }
+    void park(QFunnelCall *first, QFunnelCall *last, qsizetype n, QObject *receiver);
+    qsizetype unparkDue(QObject *receiver);
+    void armParkedTimer(qint64 dueNs, QObject *receiver);
     void evictOldest();
     // Single writer (the pass lock's holder, which orders successive writers); no locked
     // instruction.

@@ -10,6 +10,7 @@
 
 #include <QtCore/qtimer.h>
 
+#include <limits>
 #include <utility>
 
 QT_BEGIN_NAMESPACE
@@ -28,7 +29,7 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
     const bool latest = route->latest.load(std::memory_order_relaxed) == call;
     const qint64 now = latest ? steadyClockNs() : 0;
     if (latest && now < route->notBeforeNs) {
-        park(call, route->notBeforeNs, receiver);
+        park(call, call, 1, receiver);
         return 0;
     }
     if (claimLatest(call)) {
@@ -41,22 +42,36 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
 // RateLimitCalls on a batched connection, with m_passLock held: nothing is coalesced; the
 // connection's calls wait (parked, keeping their credits) until its interval has passed since
 // its last batch, and then its slot gets them as one batch, with the calls that follow them
-// (runBatch()). So the slot runs at most once per interval with everything since the last one.
-// A run split by other connections' calls finds the interval started again: its rest waits for
-// the next one, never dropped.
+// (runBatch(), not capped at MaxBatchCalls: the funnel's capacity bounds it). So the slot runs
+// at most once per interval with everything since the last one. A run split by other
+// connections' calls finds the interval started again: its rest waits for the next one, never
+// dropped. Returns the credits given back.
 qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
 {
     QFunnelRoute *route = call->route;
-    // Due or not by the clock as the pass first read it: a call found due later in the pass,
-    // after earlier calls of its connection were parked, would overtake them.
+    // Due or not by the clock as the pass first read it (unparkDue() read it too): a call found
+    // due later in the pass, after earlier calls of its connection were parked, would overtake
+    // them.
     if (!m_passNowNs)
         m_passNowNs = steadyClockNs();
-    if (m_passNowNs < route->notBeforeNs) {
-        park(call, route->notBeforeNs, receiver);
+    // Parked calls of its own that wait for their group (unparkDue()): these wait behind them.
+    if (m_passNowNs < route->notBeforeNs || Q_UNLIKELY(m_parked.holds(route))) {
+        // The whole run at the front waits, walked once (runPass() popped call already).
+        QFunnelCall *last = call;
+        qsizetype n = 1;
+        while (m_first && m_first->route == route) {
+            last = m_first;
+            m_first = m_first->next;
+            ++n;
+        }
+        park(call, last, n, receiver);
         return 0;
     }
-    // From the time the batch runs: the interval is between two runs of the slot.
-    route->notBeforeNs = steadyClockNs() + route->rateLimitNs;
+    // From the pass's clock, not the slot's: the receiver's connections whose batches run in
+    // one pass are due together again, so that their next batches share a pass too (and a view
+    // lays out once for them). The interval is between the starts of the passes that run two
+    // batches of the connection.
+    route->notBeforeNs = m_passNowNs + route->rateLimitNs;
     putBack(call);
     if (Q_UNLIKELY(!route->acceptsReceiver(receiver))) {
         // A receiver no longer of the slot's class: Run's own check skips the slot.
@@ -64,7 +79,7 @@ qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *rece
         run(call, receiver);
         return 1;
     }
-    return runBatch(route, receiver);
+    return runBatch(route, receiver, std::numeric_limits<int>::max());
 }
 
 namespace {
@@ -100,11 +115,30 @@ private:
 };
 } // namespace
 
-// With m_passLock held, in the receiver's thread.
-void QFunnelInbox::park(QFunnelCall *call, qint64 dueNs, QObject *receiver)
+// With m_passLock held, in the receiver's thread: the n calls first..last of one connection
+// wait until its interval has passed.
+void QFunnelInbox::park(QFunnelCall *first, QFunnelCall *last, qsizetype n, QObject *receiver)
 {
-    if (!m_parked.park(call, dueNs))
-        return; // the armed timer comes first
+    QFunnelRoute *route = first->route;
+    if (m_parked.park(route, first, last, n, route->notBeforeNs))
+        armParkedTimer(route->notBeforeNs, receiver);
+}
+
+// With m_passLock held, as a pass starts: the parked calls that are due join the front of the
+// pending list (returns how many); a timer is armed for the next of the others to be due.
+qsizetype QFunnelInbox::unparkDue(QObject *receiver)
+{
+    m_passNowNs = steadyClockNs();
+    qint64 nextDueNs = 0;
+    const qsizetype n = m_parked.unparkDueInto(m_first, m_last, m_passNowNs, &nextDueNs);
+    if (nextDueNs && m_parked.needsTimerFor(nextDueNs))
+        armParkedTimer(nextDueNs, receiver);
+    return n;
+}
+
+// With m_passLock held, in the receiver's thread (the timer is this thread's).
+void QFunnelInbox::armParkedTimer(qint64 dueNs, QObject *receiver)
+{
     const qint64 delayMs = (dueNs - steadyClockNs() + 999999) / 1000000;
     QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
                        receiver, ParkedCallsDue(this));

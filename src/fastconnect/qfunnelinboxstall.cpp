@@ -61,8 +61,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
         const qint64 grace = thread.running ? StalledMs : QFunnelAdmission::StallCheckMs;
         const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
         if (stalled) {
-            const qsizetype pending =
-                    chainLength(m_first) + chainLength(m_held) + chainLength(m_parked.first());
+            const qsizetype pending = chainLength(m_first) + chainLength(m_held) + m_parked.size();
             // Free calls may be counted before they are pushed (see push()): never count
             // more free calls than there will be.
             const qsizetype free = m_creditFree.load(std::memory_order_relaxed);

@@ -17,35 +17,63 @@
 
 #include "qfunnelroute_p.h"
 
+#include <QtCore/qvarlengtharray.h>
+
 #include <atomic>
+#include <limits>
 
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-// RateLimitCalls, delivery stage: an inbox's calls waiting for their connection's interval,
-// oldest first, and the state of the one timer that wakes the inbox for them (the inbox arms it:
-// qfunnelinboxratelimit.cpp). Guarded by the inbox's pass lock; the armed flag is also cleared
-// by the timer's handler, in the receiver's thread.
+// RateLimitCalls: the calls of a receiver's inbox that wait for their connection's interval,
+// kept per connection (route), each connection's in their order, guarded by the inbox's pass
+// lock. A pass puts back only the connections that are due: the others' calls are not walked
+// again, which matters for a batched connection, whose calls of a whole interval wait here (a
+// pass per relay round would otherwise walk them all each time). The order between two
+// connections' parked calls is not kept: each waits for an interval of its own.
 class QFunnelParkedCalls
 {
     Q_DISABLE_COPY_MOVE(QFunnelParkedCalls)
 public:
     QFunnelParkedCalls() = default;
 
-    bool isEmpty() const noexcept { return !m_first; }
-    const QFunnelCall *first() const noexcept { return m_first; }
-
-    // Appends call, due at dueNs (steady clock). Returns true if a timer must be armed for
-    // dueNs: none is, or the armed one fires later.
-    bool park(QFunnelCall *call, qint64 dueNs) noexcept
+    bool isEmpty() const noexcept { return m_chains.isEmpty(); }
+    // How many calls are parked (the stall check's count).
+    qsizetype size() const noexcept
     {
-        call->next = nullptr;
-        if (m_last)
-            m_last->next = call;
-        else
-            m_first = call;
-        m_last = call;
+        qsizetype n = 0;
+        for (const Chain &c : m_chains)
+            n += c.n;
+        return n;
+    }
+
+    // Appends the n calls first..last (linked oldest to newest) of route, due at dueNs (steady
+    // clock; the same for all of a route's parked calls, its notBeforeNs). Returns true if a
+    // timer must be armed for dueNs: none is, or the armed one fires later.
+    bool park(QFunnelRoute *route, QFunnelCall *first, QFunnelCall *last, qsizetype n,
+              qint64 dueNs) noexcept
+    {
+        last->next = nullptr;
+        Chain *chain = nullptr;
+        for (Chain &c : m_chains) {
+            if (c.route == route)
+                chain = &c;
+        }
+        if (chain) {
+            chain->last->next = first;
+            chain->last = last;
+            chain->n += n;
+            chain->dueNs = dueNs;
+        } else {
+            m_chains.append(
+                    Chain { route, first, last, n, dueNs, bool(route->mode & QFunnelBatchedBit) });
+        }
+        return needsTimerFor(dueNs);
+    }
+    // Whether a timer must be armed for dueNs; if so, counts it as armed. [P18]
+    bool needsTimerFor(qint64 dueNs) noexcept
+    {
         if (m_timerArmed.load(std::memory_order_relaxed) && dueNs >= m_timerDueNs)
             return false;
         // [P18] Relaxed: the pass lock orders this with the next park(); the timer's handler
@@ -57,21 +85,86 @@ public:
     // The timer fired, or went away unfired: the next park() arms a new one. [P18]
     void timerGone() noexcept { m_timerArmed.store(false, std::memory_order_relaxed); }
 
-    // Puts every parked call in front of the chain first..last (they are older than it).
-    void unparkInto(QFunnelCall *&first, QFunnelCall *&last) noexcept
+    // Whether calls of route wait here (its newer calls must wait behind them).
+    bool holds(const QFunnelRoute *route) const noexcept
     {
-        if (!m_first)
-            return;
-        if (!first)
-            last = m_last;
-        m_last->next = first;
-        first = m_first;
-        m_first = m_last = nullptr;
+        for (const Chain &c : m_chains) {
+            if (c.route == route)
+                return true;
+        }
+        return false;
+    }
+
+    // Puts the parked calls of the connections due at nowNs in front of the chain first..last
+    // (they are older than it), and returns how many. Batched connections come due in groups:
+    // those due within one interval (the earliest one's) of the earliest wait for the last of
+    // them, so that their batches run in one pass, and are due together again an interval later
+    // (a view lays out once for all of them). Waiting only delays a batch, none runs earlier
+    // than its interval allows; the other connections' latest calls wait for no one.
+    // *nextDueNs: when the next of those left is due, or 0.
+    qsizetype unparkDueInto(QFunnelCall *&first, QFunnelCall *&last, qint64 nowNs,
+                            qint64 *nextDueNs) noexcept
+    {
+        const bool groupDue = nowNs >= batchGroupDue();
+        qsizetype n = 0;
+        // Backwards, each in front of the last: the connections keep the order they parked in.
+        for (qsizetype i = m_chains.size(); i-- > 0;) {
+            const Chain c = m_chains.at(i);
+            if (c.dueNs > nowNs || (c.batched && !groupDue))
+                continue;
+            if (!first)
+                last = c.last;
+            c.last->next = first;
+            first = c.first;
+            n += c.n;
+            m_chains.remove(i);
+        }
+        qint64 next = batchGroupDue();
+        for (const Chain &c : m_chains) {
+            if (!c.batched && (!next || c.dueNs < next))
+                next = c.dueNs;
+        }
+        *nextDueNs = next;
+        return n;
+    }
+    // All of them, due or not (the calls are dropped).
+    void unparkAllInto(QFunnelCall *&first, QFunnelCall *&last) noexcept
+    {
+        qint64 next;
+        unparkDueInto(first, last, std::numeric_limits<qint64>::max(), &next);
     }
 
 private:
-    QFunnelCall *m_first = nullptr;
-    QFunnelCall *m_last = nullptr;
+    struct Chain
+    {
+        QFunnelRoute *route;
+        QFunnelCall *first;
+        QFunnelCall *last;
+        qsizetype n;
+        qint64 dueNs;
+        bool batched; // connectBatched(): comes due with its group
+    };
+    // When the batched connections' earliest group is due (0: none is parked): the last due
+    // time within one interval of the earliest.
+    qint64 batchGroupDue() const noexcept
+    {
+        const Chain *earliest = nullptr;
+        for (const Chain &c : m_chains) {
+            if (c.batched && (!earliest || c.dueNs < earliest->dueNs))
+                earliest = &c;
+        }
+        if (!earliest)
+            return 0;
+        const qint64 windowEndNs = earliest->dueNs + earliest->route->rateLimitNs;
+        qint64 due = earliest->dueNs;
+        for (const Chain &c : m_chains) {
+            if (c.batched && c.dueNs < windowEndNs)
+                due = qMax(due, c.dueNs);
+        }
+        return due;
+    }
+
+    QVarLengthArray<Chain, 4> m_chains;
     qint64 m_timerDueNs = 0;
     std::atomic<bool> m_timerArmed { false };
 };

@@ -119,6 +119,8 @@ private Q_SLOTS:
     void moveToThreadWithBatchesPending();
     void dropOldestCountsWhatItDrops();
     void rateLimitedBatchesDropNothing();
+    void rateLimitedBatchIsEverythingSinceTheLast();
+    void rateLimitedBatchesOfAReceiverComeDueTogether();
     void latestPerKeyKeepsTheNewestOfEachKey();
     void latestPerKeyWithSeveralArguments();
     void badCombinationsAreRefused();
@@ -412,6 +414,109 @@ void tst_Batched::rateLimitedBatchesDropNothing()
     QCOMPARE(s.delivered, 6000u);
     QCOMPARE(s.coalesced, 0u);
     QCOMPARE(s.dropped, 0u);
+}
+
+void tst_Batched::rateLimitedBatchIsEverythingSinceTheLast()
+{
+    // 20,000 calls pending before the receiver's thread runs its events, a 100 ms rate limit:
+    // at most two batches (what the first pass admitted, then everything else an interval
+    // later), not batches capped at 4,096 calls whose rest waits for further intervals.
+    using namespace std::chrono_literals;
+    constexpr quint64 N = 20000;
+    QFunnel funnel;
+    Source source;
+    Sink sink;
+    QVERIFY(QtFastConnect::connectBatched(&funnel, &source, &Source::value, &sink, &Sink::onValues,
+                                          QtFastConnect::rateLimit(100ms)));
+    emitFromThread(&source, N, &funnel);
+    QTRY_COMPARE_WITH_TIMEOUT(sink.values.size(), qsizetype(N), 10000);
+    QCOMPARE(sink.values, oneTo(N));
+    const qsizetype largest = *std::max_element(sink.batchSizes.cbegin(), sink.batchSizes.cend());
+    QVERIFY2(sink.batchSizes.size() <= 2 && largest > 4096,
+             qPrintable(QStringLiteral("%1 batches, the largest of %2 calls")
+                                .arg(sink.batchSizes.size())
+                                .arg(largest)));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().coalesced, 0u);
+}
+
+namespace {
+// Counts the events its object receives: here, only the funnel's wake-ups, one per delivery
+// pass, so that a slot can tell which pass runs it. The event itself is not read: it came
+// through Qt's posted-event list, whose lock ThreadSanitizer does not see.
+class PassCounter : public QObject
+{
+public:
+    int passes = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *) override
+    {
+        ++passes;
+        return false;
+    }
+};
+} // namespace
+
+void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
+{
+    // Two rate-limited batched connections to one context object, fed for 400 ms by two
+    // threads; A's slot takes 4 ms. Their batches run in the same delivery passes (so a view
+    // lays out once for both), not each on its own clock, which would drift apart by A's 4 ms
+    // and take about twice as many passes.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Source a;
+    Source b;
+    QObject context;
+    PassCounter counter;
+    context.installEventFilter(&counter);
+    QList<int> passesOfA;
+    QList<int> passesOfB;
+    QList<quint64> valuesOfA;
+    QList<quint64> valuesOfB;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &a, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                passesOfA.append(counter.passes);
+                valuesOfA.append(batch);
+                std::this_thread::sleep_for(4ms);
+            },
+            QtFastConnect::rateLimit(20ms)));
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &b, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                passesOfB.append(counter.passes);
+                valuesOfB.append(batch);
+            },
+            QtFastConnect::rateLimit(20ms)));
+    constexpr quint64 N = 4000;
+    auto feed = [&funnel](Source *source) {
+        for (quint64 i = 1; i <= N; ++i) {
+            Q_EMIT source->value(i);
+            std::this_thread::sleep_for(100us);
+        }
+        funnel.flush();
+    };
+    std::thread ta(feed, &a);
+    std::thread tb(feed, &b);
+    QTRY_VERIFY_WITH_TIMEOUT(valuesOfA.size() == qsizetype(N) && valuesOfB.size() == qsizetype(N),
+                             20000);
+    ta.join();
+    tb.join();
+    QCOMPARE(valuesOfA, oneTo(N));
+    QCOMPARE(valuesOfB, oneTo(N));
+    QVERIFY2(passesOfA.size() >= 5 && passesOfB.size() >= 5, "too few batches to tell");
+    QSet<int> passes;
+    for (int p : std::as_const(passesOfA))
+        passes.insert(p);
+    for (int p : std::as_const(passesOfB))
+        passes.insert(p);
+    QVERIFY2(passes.size() <= qMax(passesOfA.size(), passesOfB.size()) + 3,
+             qPrintable(QStringLiteral("%1 passes ran %2 batches of A and %3 of B")
+                                .arg(passes.size())
+                                .arg(passesOfA.size())
+                                .arg(passesOfB.size())));
 }
 
 void tst_Batched::latestPerKeyKeepsTheNewestOfEachKey()
