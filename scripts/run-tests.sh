@@ -16,7 +16,8 @@
 #   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
 #            (scripts/lib/mingw-deps.sh, cached), tests under Wine
 # With the host's Qt it first checks the formatting (scripts/check-format.sh, clang-format 14).
-# After the Qt versions it builds the Debian packages for Qt 6.4 and 6.8 and tries them.
+# After the Qt versions it builds the Debian packages for Qt 6.4 and 6.8 and tries them, and
+# checks the Qt tracepoints under LTTng (scripts/trace-lttng.sh) with the host's Qt.
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
 # any failed. Each prints one summary line; the last lines repeat them with the total time.
 # The roots are bootstrapped on first use (a minute or a few each) and cached outside the clone.
@@ -106,6 +107,20 @@ for v in "${versions[@]}"; do
         status=1
     fi
 done
+
+# The Qt tracepoints under LTTng (scripts/trace-lttng.sh), with the host's Qt, which has no
+# tracing backend of its own.
+if [[ " ${versions[*]} " == *" 6.4 "* ]]; then
+    echo "==== tracing (LTTng)" >&2
+    trace_started=$SECONDS
+    if trace_out=$(scripts/trace-lttng.sh build-lttng); then
+        summaries+=("tracing lttng: $(awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}' <<<"$trace_out") events, counts ok ($((SECONDS - trace_started)) s)")
+    else
+        printf '%s\n' "$trace_out" >&2
+        summaries+=("tracing lttng: FAILED")
+        status=1
+    fi
+fi
 
 for p in "${platforms[@]}"; do
     summary=build-summaries/platform-$p.txt

@@ -26,6 +26,7 @@
 #include "qfunnelinbox_p.h"
 #include "qfunnellane_p.h"
 #include "qfunnelroute_p.h"
+#include "qfunneltrace_p.h"
 
 #include <QtFastConnect/qfastinvoke.h>
 
@@ -147,6 +148,7 @@ Q_NEVER_INLINE void queueLookingUpLane(QFunnelRoute *route, QFunnelCall *call)
 // post() and postInvoke(), once the call holds its reference on route.
 Q_ALWAYS_INLINE void queueCall(QFunnelRoute *route, QFunnelCall *call)
 {
+    Q_TRACE(qfunnel_capture, route);
     if (QFunnelLane *lane = QFunnelLane::cachedForCurrentThread(route->core); Q_LIKELY(lane))
         return queueInLane(route, call, lane);
     queueLookingUpLane(route, call);

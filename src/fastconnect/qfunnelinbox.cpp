@@ -8,6 +8,7 @@
 #include "qfunnelreceiverguard_p.h"
 #include "qfunnelrelay_p.h"
 #include "qfunnelroute_p.h"
+#include "qfunneltrace_p.h"
 #include "pool/qpoolchunkbatch_p.h"
 
 #include <QtFastConnect/qfastinvoke.h>
@@ -90,6 +91,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
     }
     noteDeliveryPass();
+    Q_TRACE(qfunnel_pass_begin, this, m_passBudgetNs);
     m_passNowNs = 0; // read when first needed (deliverRateLimitedBatch())
     // A pass delivers what its wake-up admitted (a slot that emits again is served by the
     // next wake-up), within a budget; then it yields to the event loop.
@@ -148,6 +150,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 evictOldest();
         }
     }
+    Q_TRACE(qfunnel_pass_end, this, handled, m_first != nullptr);
     if (clock.isValid())
         m_passTimeNs += clock.nsecsElapsed(); // see passFor()
     core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), creditsOf(settled));
@@ -273,6 +276,7 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
     } while (c && c->route == route && n < limit);
     // Popped before the slot runs, as in runCallsOf().
     m_first = c;
+    Q_TRACE(qfunnel_batch, route, n);
     qsizetype superseded;
     {
         QFunnelSenderScope scope(receiver, route->sender, route->signalIndex,

@@ -7,6 +7,7 @@
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
 #include "qfunnelroute_p.h"
+#include "qfunneltrace_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
@@ -153,6 +154,7 @@ void QFunnelRelay::run()
             m->complete();
         flushes.clear();
         if (routed) { // statistics: rounds that handed calls over
+            Q_TRACE(qfunnel_relay_round, routed, int(held.size()));
             m_calls.fetch_add(routed, std::memory_order_relaxed);
             m_rounds.fetch_add(1, std::memory_order_relaxed);
         }
