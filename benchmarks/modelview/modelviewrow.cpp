@@ -66,7 +66,7 @@ LogRow makeRow(int producer, int seq)
     return LogRow { producer, seq, seq * 0.5, QString::number(seq) };
 }
 
-const std::array<std::pair<RowFeed, const char *>, 7> FeedNames = { {
+const std::array<std::pair<RowFeed, const char *>, 8> FeedNames = { {
         { RowFeed::QtQueued, "qt-queued" },
         { RowFeed::Funnel, "funnel" },
         { RowFeed::QtQueuedNoView, "qt-queued-noview" },
@@ -74,6 +74,7 @@ const std::array<std::pair<RowFeed, const char *>, 7> FeedNames = { {
         { RowFeed::TimerBuffer, "timer-buffer" },
         { RowFeed::FutureWatcher, "future-watcher" },
         { RowFeed::FunnelBatched, "funnel-batched" },
+        { RowFeed::FunnelBatchedRateLimited, "funnel-batched-ratelimit" },
 } };
 
 const ModelViewMetric Fields[] = {
@@ -203,6 +204,7 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
     case RowFeed::Funnel:
     case RowFeed::FunnelNoView:
     case RowFeed::FunnelBatched:
+    case RowFeed::FunnelBatchedRateLimited:
         for (int p = 0; p < producers; ++p) {
             senders.push_back(std::make_unique<RowSender>());
             RowSender *s = senders.back().get();
@@ -210,6 +212,10 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
             if (options.feed == RowFeed::FunnelBatched)
                 ok = QtFastConnect::connectBatched(s, &RowSender::row, &model,
                                                    &LogModel::appendRows);
+            else if (options.feed == RowFeed::FunnelBatchedRateLimited)
+                ok = QtFastConnect::connectBatched(s, &RowSender::row, &model,
+                                                   &LogModel::appendRows,
+                                                   QtFastConnect::RateLimitCalls);
             else if (options.feed == RowFeed::Funnel || options.feed == RowFeed::FunnelNoView)
                 ok = QtFastConnect::connect(s, &RowSender::row, &model, &LogModel::appendRow);
             else

@@ -22,6 +22,7 @@ enum class RowFeed {
     TimerBuffer, // a mutex-guarded vector, drained by a 16 ms QTimer: one insert per drain
     FutureWatcher, // QtConcurrent::run + QPromise::addResult, QFutureWatcher::resultsReadyAt()
     FunnelBatched, // QtFastConnect::connectBatched(): one insert per batch
+    FunnelBatchedRateLimited, // the same with RateLimitCalls: at most one batch per 16 ms
 };
 
 QByteArray rowFeedName(RowFeed feed);

@@ -8,7 +8,8 @@
 // the funnel, the same two with no view (the view's share), and what a Qt user builds instead:
 // a mutex-guarded vector drained by a 16 ms QTimer, and QtConcurrent + QPromise::addResult()
 // with QFutureWatcher::resultsReadyAt(); and the funnel's batched connection
-// (QtFastConnect::connectBatched(), one beginInsertRows() per batch). Each row runs in a
+// (QtFastConnect::connectBatched(), one beginInsertRows() per batch), also with RateLimitCalls
+// (one batch per connection per 16 ms, the four connections' batches in one pass). Each row runs in a
 // process of its own (this binary, re-run with QFC_MODELVIEW_ROW set), 1 s warm-up, 3 s
 // measured, then the backlog drains; every row is checked to arrive once, in its producer's
 // order. The table gives medians of the
