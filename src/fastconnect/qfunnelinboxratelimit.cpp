@@ -29,8 +29,14 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
     const bool latest = route->latest.load(std::memory_order_relaxed) == call;
     const qint64 now = latest ? steadyClockNs() : 0;
     if (latest && now < route->notBeforeNs) {
+        // A call parked earlier is superseded by this one: destroyed now, not at its due time,
+        // so that it does not hold its credit for an interval.
+        qsizetype superseded = 0;
+        for (QFunnelCall *c = m_parked.take(route, &superseded); c;)
+            route->destroyCall(std::exchange(c, c->next));
+        bump(m_coalesced, quint64(superseded));
         park(call, call, 1, receiver);
-        return 0;
+        return superseded;
     }
     if (claimLatest(call)) {
         route->notBeforeNs = now + route->rateLimitNs;

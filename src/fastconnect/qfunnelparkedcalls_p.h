@@ -85,6 +85,21 @@ public:
     // The timer fired, or went away unfired: the next park() arms a new one. [P18]
     void timerGone() noexcept { m_timerArmed.store(false, std::memory_order_relaxed); }
 
+    // Takes route's parked calls out (linked oldest to newest, the last one's link null); sets
+    // *n to how many. nullptr if none wait.
+    QFunnelCall *take(const QFunnelRoute *route, qsizetype *n) noexcept
+    {
+        for (qsizetype i = 0; i < m_chains.size(); ++i) {
+            if (m_chains.at(i).route == route) {
+                QFunnelCall *first = m_chains.at(i).first;
+                *n = m_chains.at(i).n;
+                m_chains.remove(i);
+                return first;
+            }
+        }
+        *n = 0;
+        return nullptr;
+    }
     // Whether calls of route wait here (its newer calls must wait behind them).
     bool holds(const QFunnelRoute *route) const noexcept
     {

@@ -151,6 +151,7 @@ private Q_SLOTS:
     void rateLimitRunsAtMostOncePerInterval();
     void rateLimitDefaultsAndBadIntervals();
     void rateLimitParkedCallOfDestroyedReceiver();
+    void rateLimitSupersededParkedCallsGiveBackTheirCredits();
     void passYieldsToOtherEvents();
     void passGrowsWithTheRestOfTheLoop();
     void statisticsPropertiesAndSignals();
@@ -647,6 +648,28 @@ void tst_QFunnelPolicy::rateLimitDefaultsAndBadIntervals()
     QTRY_VERIFY(!receiver.values.isEmpty() && receiver.values.last() == 100);
     QTRY_VERIFY(accountedFor(funnel.statistics()));
     QCOMPARE(funnel.statistics().delivered + funnel.statistics().coalesced, 100u);
+}
+
+void tst_QFunnelPolicy::rateLimitSupersededParkedCallsGiveBackTheirCredits()
+{
+    // A 10 s rate limit: the first call runs, then ten bursts of 100 arrive while the interval
+    // runs, each delivered (and its newest call parked) before the next. Only the newest waits:
+    // each parked call a newer one supersedes is destroyed and counted as coalesced at once, not
+    // held (with its unit of capacity) until the interval ends.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Producer producer;
+    TimedReceiver receiver;
+    QVERIFY(QtFastConnect::connect(&funnel, &producer, &Producer::value, &receiver,
+                                   &TimedReceiver::onValue, QtFastConnect::rateLimit(10s)));
+    QVERIFY(emitFromThread(&producer, 1));
+    QTRY_COMPARE(receiver.values, QList<quint64> { 1 });
+    for (quint64 burst = 0; burst < 10; ++burst) {
+        QVERIFY(emitFromThread(&producer, burst * 100 + 101, burst * 100 + 2));
+        QTRY_COMPARE(funnel.statistics().pending, 1); // well within the 10 s
+    }
+    QCOMPARE(funnel.statistics().coalesced, 999u);
+    QCOMPARE(receiver.values, QList<quint64> { 1 });
 }
 
 void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
