@@ -120,7 +120,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                        || d->threadData.loadRelaxed() != here
                        || (route->mode & QFunnelRoute::SpecialModes))) {
             m_first = c->next;
-            const qsizetype n = deliverSpecial(c, receiver, here);
+            const qsizetype n = deliverSpecial(c, receiver, here, handled >= due);
             if (n < 0)
                 break; // moved: the rest goes to the receiver's new thread
             settled += n;
@@ -304,7 +304,7 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
 // receiver was destroyed or moved to another thread, or the connection coalesces its calls.
 // Returns the credits the call gives back, or -1 if the pass must stop (the call is put back).
 Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject *receiver,
-                                                      QThreadData *here)
+                                                      QThreadData *here, bool pastUnparked)
 {
     QFunnelRoute *route = call->route;
     if (m_core->isStopped()) {
@@ -323,7 +323,7 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
         return -1;
     }
     if (route->mode & QFunnelBatchedBit)
-        return deliverRateLimitedBatch(call, receiver);
+        return deliverRateLimitedBatch(call, receiver, pastUnparked);
     if (route->mode & QtFastConnect::RateLimitCalls)
         return deliverRateLimited(call, receiver);
     if (claimLatest(call))

@@ -221,7 +221,8 @@ private:
     void dropAdmitted(Drop why);
     void dropCall(QFunnelCall *call, Drop why);
     void count(Drop why, quint64 n) noexcept;
-    qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here);
+    qsizetype deliverSpecial(QFunnelCall *call, QObject *receiver, QThreadData *here,
+                             bool pastUnparked);
     int runCalls(QFunnelRoute *route, QObject *receiver, QThreadData *here, int limit);
     int runBatch(QFunnelRoute *route, QObject *receiver, int limit);
     template<int Delivery>
@@ -230,7 +231,7 @@ private:
     void putBack(QFunnelCall *call);
     bool claimLatest(QFunnelCall *call);
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
-    qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver);
+    qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver, bool pastUnparked);
     void park(QFunnelCall *first, QFunnelCall *last, qsizetype n, QObject *receiver);
     qsizetype unparkDue(QObject *receiver);
     void armParkedTimer(qint64 dueNs, QObject *receiver);

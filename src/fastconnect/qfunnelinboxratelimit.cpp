@@ -52,7 +52,8 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
 // at most once per interval with everything since the last one. A run split by other
 // connections' calls finds the interval started again: its rest waits for the next one, never
 // dropped. Returns the credits given back.
-qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver)
+qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver,
+                                                bool pastUnparked)
 {
     QFunnelRoute *route = call->route;
     // Due or not by the clock as the pass first read it (unparkDue() read it too): a call found
@@ -60,6 +61,14 @@ qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *rece
     // them.
     if (!m_passNowNs)
         m_passNowNs = steadyClockNs();
+    // Due, but with nothing parked when its group came due (its producer had emitted nothing
+    // meanwhile): it joins the group still waiting, if one is, rather than run in a pass (and a
+    // view layout) of its own and start a clock of its own. Not the calls this pass put back
+    // (pastUnparked: they are the group that came due). Waiting only delays its batch.
+    if (pastUnparked && route->notBeforeNs <= m_passNowNs) {
+        if (const qint64 groupDueNs = m_parked.batchGroupDue(); groupDueNs > m_passNowNs)
+            route->notBeforeNs = groupDueNs;
+    }
     // Parked calls of its own that wait for their group (unparkDue()): these wait behind them.
     if (m_passNowNs < route->notBeforeNs || Q_UNLIKELY(m_parked.holds(route))) {
         // The whole run at the front waits, walked once (runPass() popped call already).

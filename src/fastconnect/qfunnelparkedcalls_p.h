@@ -149,16 +149,6 @@ public:
         unparkDueInto(first, last, std::numeric_limits<qint64>::max(), &next);
     }
 
-private:
-    struct Chain
-    {
-        QFunnelRoute *route;
-        QFunnelCall *first;
-        QFunnelCall *last;
-        qsizetype n;
-        qint64 dueNs;
-        bool batched; // connectBatched(): comes due with its group
-    };
     // When the batched connections' earliest group is due (0: none is parked): the last due
     // time within one interval of the earliest.
     qint64 batchGroupDue() const noexcept
@@ -179,6 +169,16 @@ private:
         return due;
     }
 
+private:
+    struct Chain
+    {
+        QFunnelRoute *route;
+        QFunnelCall *first;
+        QFunnelCall *last;
+        qsizetype n;
+        qint64 dueNs;
+        bool batched; // connectBatched(): comes due with its group
+    };
     QVarLengthArray<Chain, 4> m_chains;
     qint64 m_timerDueNs = 0;
     std::atomic<bool> m_timerArmed { false };

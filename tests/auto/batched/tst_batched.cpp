@@ -121,6 +121,7 @@ private Q_SLOTS:
     void rateLimitedBatchesDropNothing();
     void rateLimitedBatchIsEverythingSinceTheLast();
     void rateLimitedBatchesOfAReceiverComeDueTogether();
+    void rateLimitedLateComerJoinsTheWaitingGroup();
     void latestPerKeyKeepsTheNewestOfEachKey();
     void latestPerKeyWithSeveralArguments();
     void badCombinationsAreRefused();
@@ -492,9 +493,11 @@ void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
             QtFastConnect::rateLimit(20ms)));
     constexpr quint64 N = 4000;
     auto feed = [&funnel](Source *source) {
+        // One value per 100 us on average, wherever sleeps are coarser (Windows: bursts).
+        const auto start = std::chrono::steady_clock::now();
         for (quint64 i = 1; i <= N; ++i) {
             Q_EMIT source->value(i);
-            std::this_thread::sleep_for(100us);
+            std::this_thread::sleep_until(start + i * 100us);
         }
         funnel.flush();
     };
@@ -516,6 +519,72 @@ void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
              qPrintable(QStringLiteral("%1 passes ran %2 batches of A and %3 of B")
                                 .arg(passes.size())
                                 .arg(passesOfA.size())
+                                .arg(passesOfB.size())));
+}
+
+void tst_Batched::rateLimitedLateComerJoinsTheWaitingGroup()
+{
+    // A feeds its rate-limited batched connection without a pause; B, to the same context
+    // object, sends bursts 60 ms apart (three 20 ms intervals), so that each burst finds B due
+    // with nothing of it waiting. Each of B's batches runs in a pass with one of A's (it waits
+    // for A's group), not in a pass of its own; the first may come before A has a group.
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Source a;
+    Source b;
+    QObject context;
+    PassCounter counter;
+    context.installEventFilter(&counter);
+    QList<int> passesOfA;
+    QList<int> passesOfB;
+    QList<quint64> valuesOfA;
+    QList<quint64> valuesOfB;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &a, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                passesOfA.append(counter.passes);
+                valuesOfA.append(batch);
+            },
+            QtFastConnect::rateLimit(20ms)));
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &b, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                passesOfB.append(counter.passes);
+                valuesOfB.append(batch);
+            },
+            QtFastConnect::rateLimit(20ms)));
+    constexpr quint64 NA = 6000;
+    constexpr quint64 Bursts = 6;
+    constexpr quint64 BurstSize = 50;
+    std::thread ta([&] {
+        const auto start = std::chrono::steady_clock::now(); // as in the test above
+        for (quint64 i = 1; i <= NA; ++i) {
+            Q_EMIT a.value(i);
+            std::this_thread::sleep_until(start + i * 100us);
+        }
+        funnel.flush();
+    });
+    std::thread tb([&] {
+        for (quint64 burst = 0; burst < Bursts; ++burst) {
+            std::this_thread::sleep_for(60ms);
+            for (quint64 i = 1; i <= BurstSize; ++i)
+                Q_EMIT b.value(burst * BurstSize + i);
+        }
+        funnel.flush();
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(valuesOfA.size() == qsizetype(NA)
+                                     && valuesOfB.size() == qsizetype(Bursts * BurstSize),
+                             20000);
+    ta.join();
+    tb.join();
+    QCOMPARE(valuesOfB, oneTo(Bursts * BurstSize));
+    QVERIFY2(passesOfB.size() >= qsizetype(Bursts), "B's bursts did not make batches of their own");
+    qsizetype alone = 0;
+    for (int p : std::as_const(passesOfB))
+        alone += passesOfA.contains(p) ? 0 : 1;
+    QVERIFY2(alone <= 1,
+             qPrintable(QStringLiteral("%1 of B's %2 batches ran in a pass without one of A's")
+                                .arg(alone)
                                 .arg(passesOfB.size())));
 }
 
