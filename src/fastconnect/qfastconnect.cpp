@@ -272,8 +272,8 @@ QT_BEGIN_NAMESPACE
     holding their capacity, until the interval has passed. The interval is measured between the
     starts of the delivery passes that run two batches. The rate-limited batched connections of
     one receiver come due together: those due within one interval of the first wait for the last
-    of them, and their batches then run in one delivery pass (a view lays out once for all of
-    them). Make the funnel's capacity (QFunnel::setCapacity()) at least the calls emitted in one
+    of them, and so does one that comes due while such a group waits, and their batches then run
+    in one delivery pass (a view lays out once for all of them). Make the funnel's capacity (QFunnel::setCapacity()) at least the calls emitted in one
     interval, or the producers wait for the next batch. For only the newest call per row or id,
     pass QtFastConnect::latestPerKey().
 
