@@ -712,17 +712,21 @@ if mv:
               "take about 60 % (one per delivery pass, 96–126 a second), the funnel's delivery "
               "about 18 % (walks of the linked calls: the pushed chain reversed, the run, the "
               "moves into the list, the frees to the pool), the model and the rows' strings the "
-              "rest. `RateLimitCalls` halves the relayouts (59 a second: since 260058d the four "
-              "connections' batches share a pass; before, each connection's own clock split "
-              "them, 139 a second, and an interval delivered only the first relay round of "
-              "each: 584 k rows/s), but at the default capacity the producers then wait: 65,536 "
+              "rest. `RateLimitCalls` halves the relayouts (58 a second: since 260058d the four "
+              "connections' batches share a pass, and since 065ec70 one that comes due with "
+              "nothing parked joins them, 55 a second at 8 producers instead of 76; before, "
+              "each connection's own clock split them, 139 a second, and an interval delivered "
+              "only the first relay round of each: 584 k rows/s), but at the default capacity the producers then wait: 65,536 "
               "calls per 16 ms is 4.1 M rows/s at most. With a capacity of 262,144 it made "
               "4.4–4.9 M rows/s, with a paint p99 of 65–73 ms. The timer-drained vector does "
               "less per row on both sides: its GUI thread moves rows out of one contiguous "
               "vector and relayouts 13 times a second (its timer 80 ms late), and its producers "
               "push under a mutex where the funnel's emit a signal, whose "
               "`QMetaObject::activate()` alone is about 190 of the funnel producer's 335 instructions "
-              "per call (callgrind, batched path).\n")
+              "per call (callgrind, batched path). The per-row funnel's paint p99 with one "
+              "producer, 30.5 ms here and 14.7 ms in an earlier run, is the machine's: the "
+              "binaries of a7f50cc, dbc8a4f and 065ec70 measured 31.1, 30.5 and 30.7 ms the same "
+              "day.\n")
 
     blocks, cols = {}, []
     feeds = [(sr, lb) for sr, lb in MV_ROWS if sr in mv and not sr.endswith("noview")]
