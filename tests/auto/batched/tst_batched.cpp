@@ -457,135 +457,124 @@ protected:
         return false;
     }
 };
-} // namespace
 
-void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
+// Two rate-limited (20 ms) batched connections, A and B, to one context object, recording the
+// delivery pass of each batch and the values.
+struct TwoRateLimitedConnections
 {
-    // Two rate-limited batched connections to one context object, fed for 400 ms by two
-    // threads; A's slot takes 4 ms. Their batches run in the same delivery passes (so a view
-    // lays out once for both), not each on its own clock, which would drift apart by A's 4 ms
-    // and take about twice as many passes.
-    using namespace std::chrono_literals;
     QFunnel funnel;
     Source a;
     Source b;
     QObject context;
     PassCounter counter;
-    context.installEventFilter(&counter);
     QList<int> passesOfA;
     QList<int> passesOfB;
     QList<quint64> valuesOfA;
     QList<quint64> valuesOfB;
-    QVERIFY(QtFastConnect::connectBatched(
-            &funnel, &a, &Source::value, &context,
-            [&](QList<quint64> batch) {
-                passesOfA.append(counter.passes);
-                valuesOfA.append(batch);
-                std::this_thread::sleep_for(4ms);
-            },
-            QtFastConnect::rateLimit(20ms)));
-    QVERIFY(QtFastConnect::connectBatched(
-            &funnel, &b, &Source::value, &context,
-            [&](QList<quint64> batch) {
-                passesOfB.append(counter.passes);
-                valuesOfB.append(batch);
-            },
-            QtFastConnect::rateLimit(20ms)));
-    constexpr quint64 N = 4000;
-    auto feed = [&funnel](Source *source) {
-        // One value per 100 us on average, wherever sleeps are coarser (Windows: bursts).
+
+    // slowA: A's slot takes 4 ms.
+    bool connect(bool slowA)
+    {
+        using namespace std::chrono_literals;
+        context.installEventFilter(&counter);
+        const bool okA = QtFastConnect::connectBatched(
+                &funnel, &a, &Source::value, &context,
+                [this, slowA](QList<quint64> batch) {
+                    passesOfA.append(counter.passes);
+                    valuesOfA.append(batch);
+                    if (slowA)
+                        std::this_thread::sleep_for(4ms);
+                },
+                QtFastConnect::rateLimit(20ms));
+        const bool okB = QtFastConnect::connectBatched(
+                &funnel, &b, &Source::value, &context,
+                [this](QList<quint64> batch) {
+                    passesOfB.append(counter.passes);
+                    valuesOfB.append(batch);
+                },
+                QtFastConnect::rateLimit(20ms));
+        return okA && okB;
+    }
+    // Emits 1..n, one value per 100 us on average wherever sleeps are coarser (Windows:
+    // bursts), then flushes.
+    void feed(Source *source, quint64 n)
+    {
+        using namespace std::chrono_literals;
         const auto start = std::chrono::steady_clock::now();
-        for (quint64 i = 1; i <= N; ++i) {
+        for (quint64 i = 1; i <= n; ++i) {
             Q_EMIT source->value(i);
             std::this_thread::sleep_until(start + i * 100us);
         }
         funnel.flush();
-    };
-    std::thread ta(feed, &a);
-    std::thread tb(feed, &b);
-    QTRY_VERIFY_WITH_TIMEOUT(valuesOfA.size() == qsizetype(N) && valuesOfB.size() == qsizetype(N),
-                             20000);
+    }
+};
+} // namespace
+
+void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
+{
+    // Both connections fed for 400 ms by two threads; A's slot takes 4 ms. Their batches run in
+    // the same delivery passes (so a view lays out once for both), not each on its own clock,
+    // which would drift apart by A's 4 ms and take about twice as many passes.
+    constexpr quint64 N = 4000;
+    TwoRateLimitedConnections t;
+    QVERIFY(t.connect(true));
+    std::thread ta([&] { t.feed(&t.a, N); });
+    std::thread tb([&] { t.feed(&t.b, N); });
+    QTRY_VERIFY_WITH_TIMEOUT(
+            t.valuesOfA.size() == qsizetype(N) && t.valuesOfB.size() == qsizetype(N), 20000);
     ta.join();
     tb.join();
-    QCOMPARE(valuesOfA, oneTo(N));
-    QCOMPARE(valuesOfB, oneTo(N));
-    QVERIFY2(passesOfA.size() >= 5 && passesOfB.size() >= 5, "too few batches to tell");
+    QCOMPARE(t.valuesOfA, oneTo(N));
+    QCOMPARE(t.valuesOfB, oneTo(N));
+    QVERIFY2(t.passesOfA.size() >= 5 && t.passesOfB.size() >= 5, "too few batches to tell");
     QSet<int> passes;
-    for (int p : std::as_const(passesOfA))
+    for (int p : std::as_const(t.passesOfA))
         passes.insert(p);
-    for (int p : std::as_const(passesOfB))
+    for (int p : std::as_const(t.passesOfB))
         passes.insert(p);
-    QVERIFY2(passes.size() <= qMax(passesOfA.size(), passesOfB.size()) + 3,
+    QVERIFY2(passes.size() <= qMax(t.passesOfA.size(), t.passesOfB.size()) + 3,
              qPrintable(QStringLiteral("%1 passes ran %2 batches of A and %3 of B")
                                 .arg(passes.size())
-                                .arg(passesOfA.size())
-                                .arg(passesOfB.size())));
+                                .arg(t.passesOfA.size())
+                                .arg(t.passesOfB.size())));
 }
 
 void tst_Batched::rateLimitedLateComerJoinsTheWaitingGroup()
 {
-    // A feeds its rate-limited batched connection without a pause; B, to the same context
-    // object, sends bursts 60 ms apart (three 20 ms intervals), so that each burst finds B due
-    // with nothing of it waiting. Each of B's batches runs in a pass with one of A's (it waits
-    // for A's group), not in a pass of its own; the first may come before A has a group.
+    // A is fed without a pause for 600 ms; B sends bursts 60 ms apart (three intervals), so that
+    // each burst finds B due with nothing of it waiting. Each of B's batches runs in a pass with
+    // one of A's (it waits for A's group), not in a pass of its own; the first may come before
+    // A has a group.
     using namespace std::chrono_literals;
-    QFunnel funnel;
-    Source a;
-    Source b;
-    QObject context;
-    PassCounter counter;
-    context.installEventFilter(&counter);
-    QList<int> passesOfA;
-    QList<int> passesOfB;
-    QList<quint64> valuesOfA;
-    QList<quint64> valuesOfB;
-    QVERIFY(QtFastConnect::connectBatched(
-            &funnel, &a, &Source::value, &context,
-            [&](QList<quint64> batch) {
-                passesOfA.append(counter.passes);
-                valuesOfA.append(batch);
-            },
-            QtFastConnect::rateLimit(20ms)));
-    QVERIFY(QtFastConnect::connectBatched(
-            &funnel, &b, &Source::value, &context,
-            [&](QList<quint64> batch) {
-                passesOfB.append(counter.passes);
-                valuesOfB.append(batch);
-            },
-            QtFastConnect::rateLimit(20ms)));
     constexpr quint64 NA = 6000;
     constexpr quint64 Bursts = 6;
     constexpr quint64 BurstSize = 50;
-    std::thread ta([&] {
-        const auto start = std::chrono::steady_clock::now(); // as in the test above
-        for (quint64 i = 1; i <= NA; ++i) {
-            Q_EMIT a.value(i);
-            std::this_thread::sleep_until(start + i * 100us);
-        }
-        funnel.flush();
-    });
+    TwoRateLimitedConnections t;
+    QVERIFY(t.connect(false));
+    std::thread ta([&] { t.feed(&t.a, NA); });
     std::thread tb([&] {
         for (quint64 burst = 0; burst < Bursts; ++burst) {
             std::this_thread::sleep_for(60ms);
             for (quint64 i = 1; i <= BurstSize; ++i)
-                Q_EMIT b.value(burst * BurstSize + i);
+                Q_EMIT t.b.value(burst * BurstSize + i);
         }
-        funnel.flush();
+        t.funnel.flush();
     });
-    QTRY_VERIFY_WITH_TIMEOUT(valuesOfA.size() == qsizetype(NA)
-                                     && valuesOfB.size() == qsizetype(Bursts * BurstSize),
+    QTRY_VERIFY_WITH_TIMEOUT(t.valuesOfA.size() == qsizetype(NA)
+                                     && t.valuesOfB.size() == qsizetype(Bursts * BurstSize),
                              20000);
     ta.join();
     tb.join();
-    QCOMPARE(valuesOfB, oneTo(Bursts * BurstSize));
-    QVERIFY2(passesOfB.size() >= qsizetype(Bursts), "B's bursts did not make batches of their own");
+    QCOMPARE(t.valuesOfB, oneTo(Bursts * BurstSize));
+    QVERIFY2(t.passesOfB.size() >= qsizetype(Bursts),
+             "B's bursts did not make batches of their own");
     qsizetype alone = 0;
-    for (int p : std::as_const(passesOfB))
-        alone += passesOfA.contains(p) ? 0 : 1;
+    for (int p : std::as_const(t.passesOfB))
+        alone += t.passesOfA.contains(p) ? 0 : 1;
     QVERIFY2(alone <= 1,
              qPrintable(QStringLiteral("%1 of B's %2 batches ran in a pass without one of A's")
                                 .arg(alone)
-                                .arg(passesOfB.size())));
+                                .arg(t.passesOfB.size())));
 }
 
 void tst_Batched::latestPerKeyKeepsTheNewestOfEachKey()
