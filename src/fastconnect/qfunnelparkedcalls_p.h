@@ -55,12 +55,8 @@ public:
               qint64 dueNs) noexcept
     {
         last->next = nullptr;
-        Chain *chain = nullptr;
-        for (Chain &c : m_chains) {
-            if (c.route == route)
-                chain = &c;
-        }
-        if (chain) {
+        if (const qsizetype i = indexOf(route); i >= 0) {
+            Chain *chain = &m_chains[i];
             chain->last->next = first;
             chain->last = last;
             chain->n += n;
@@ -89,26 +85,18 @@ public:
     // *n to how many. nullptr if none wait.
     QFunnelCall *take(const QFunnelRoute *route, qsizetype *n) noexcept
     {
-        for (qsizetype i = 0; i < m_chains.size(); ++i) {
-            if (m_chains.at(i).route == route) {
-                QFunnelCall *first = m_chains.at(i).first;
-                *n = m_chains.at(i).n;
-                m_chains.remove(i);
-                return first;
-            }
+        const qsizetype i = indexOf(route);
+        if (i < 0) {
+            *n = 0;
+            return nullptr;
         }
-        *n = 0;
-        return nullptr;
+        QFunnelCall *first = m_chains.at(i).first;
+        *n = m_chains.at(i).n;
+        m_chains.remove(i);
+        return first;
     }
     // Whether calls of route wait here (its newer calls must wait behind them).
-    bool holds(const QFunnelRoute *route) const noexcept
-    {
-        for (const Chain &c : m_chains) {
-            if (c.route == route)
-                return true;
-        }
-        return false;
-    }
+    bool holds(const QFunnelRoute *route) const noexcept { return indexOf(route) >= 0; }
 
     // Puts the parked calls of the connections due at nowNs in front of the chain first..last
     // (they are older than it), and returns how many. Batched connections come due in groups:
@@ -179,6 +167,16 @@ private:
         qint64 dueNs;
         bool batched; // connectBatched(): comes due with its group
     };
+    // The chain of route, or -1 (a connection has one at most).
+    qsizetype indexOf(const QFunnelRoute *route) const noexcept
+    {
+        for (qsizetype i = 0; i < m_chains.size(); ++i) {
+            if (m_chains.at(i).route == route)
+                return i;
+        }
+        return -1;
+    }
+
     QVarLengthArray<Chain, 4> m_chains;
     qint64 m_timerDueNs = 0;
     std::atomic<bool> m_timerArmed { false };
