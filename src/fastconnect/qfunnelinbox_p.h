@@ -115,32 +115,13 @@ public:
     // order, and posts a wake-up for them.
     void push(QFunnelCall *top, QFunnelCall *bottom, quint32 n = 1)
     {
-        // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
-        // credits back, marked before they are published, so that no pass finishes them first.
-        // [P14] m_detached: a hint.
-        const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
-                ? markCreditFree(top, bottom)
-                : 0;
-        // Once published, the calls (and the routes that keep this inbox alive) may be
-        // delivered and freed before push() returns: hold a reference until it has.
-        ref();
-        QFunnelCall *old = m_head.load(std::memory_order_relaxed);
-        do {
-            bottom->next = old;
-            // [P4] Publishes the calls (and their arguments) to the delivering thread. [P6]
-            // seq_cst, not just release (the same instruction on x86): see hasPushesAfterUnlock().
-        } while (!m_head.compare_exchange_weak(old, top, std::memory_order_seq_cst,
-                                               std::memory_order_relaxed));
-        // [P5] Counted after the push: a wake-up whose fence includes these calls is posted after
-        // they were pushed, also one another thread posts (requestWake()): acq_rel, so that
-        // a fence read from this count comes after the push, and the pass of that wake-up
-        // finds these calls in m_head.
-        const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
-        requestWake(fence);
-        if (Q_UNLIKELY(freed))
-            releaseCreditFree(freed);
-        deref();
+        publish(top, &bottom->next, top, bottom, n);
     }
+    // The relay's push: a chain of n calls linked oldest → newest (first->next ... last; last's
+    // link is not read). A long one goes in whole, as a segment that takeAll() splices in one
+    // step; a short one is turned newest first here. Either way the receiver's thread does not
+    // reverse the relay's calls one by one.
+    void pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n);
 
     // A producer waits for room (any thread): if this receiver's thread has not handled the
     // wake-up posted for its calls for StalledMs (it is blocked), or for
@@ -193,6 +174,56 @@ private:
     // Why calls are dropped: the funnel stopped, or DropOldest evicted them (both counted as
     // dropped), or their receiver is dead (counted as discarded).
     enum class Drop { Stopped, Evicted, Dead };
+    // What takeAll() finds in m_head besides calls: a segment, oldest call first, that
+    // pushInOrder() published as one entry. Its pointer is tagged with bit 0 wherever it stands
+    // for a call (m_head, a call's link), so that takeAll() tells the two apart.
+    struct Segment
+    {
+        Q_FASTCONNECT_POOLED
+        QFunnelCall *first;
+        QFunnelCall *last;
+        QFunnelCall *older = nullptr; // the entry pushed before it
+        quint32 n; // calls in it
+    };
+    // Chains shorter than this are reversed by the pusher instead: a segment costs an
+    // allocation and a free, about what reversing a few calls costs.
+    static constexpr quint32 SegmentMinCalls = 8;
+    static Segment *segmentOf(QFunnelCall *entry) noexcept
+    {
+        const quintptr bits = reinterpret_cast<quintptr>(entry);
+        return bits & 1 ? reinterpret_cast<Segment *>(bits & ~quintptr(1)) : nullptr;
+    }
+    // Publishes entry (a call, or a tagged segment), whose link to the entry below it is
+    // *below, standing for the n calls linked from first to last, and posts their wake-up.
+    void publish(QFunnelCall *entry, QFunnelCall **below, QFunnelCall *first, QFunnelCall *last,
+                 quint32 n)
+    {
+        // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
+        // credits back, marked before they are published, so that no pass finishes them first.
+        // [P14] m_detached: a hint.
+        const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
+                ? markCreditFree(first, last)
+                : 0;
+        // Once published, the calls (and the routes that keep this inbox alive) may be
+        // delivered and freed before push() returns: hold a reference until it has.
+        ref();
+        QFunnelCall *old = m_head.load(std::memory_order_relaxed);
+        do {
+            *below = old;
+            // [P4] Publishes the calls (and their arguments) to the delivering thread. [P6]
+            // seq_cst, not just release (the same instruction on x86): see hasPushesAfterUnlock().
+        } while (!m_head.compare_exchange_weak(old, entry, std::memory_order_seq_cst,
+                                               std::memory_order_relaxed));
+        // [P5] Counted after the push: a wake-up whose fence includes these calls is posted after
+        // they were pushed, also one another thread posts (requestWake()): acq_rel, so that
+        // a fence read from this count comes after the push, and the pass of that wake-up
+        // finds these calls in m_head.
+        const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
+        requestWake(fence);
+        if (Q_UNLIKELY(freed))
+            releaseCreditFree(freed);
+        deref();
+    }
     // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
     void requestWake(quint64 fence);
     // [P5] A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
@@ -202,7 +233,7 @@ private:
     void settle(bool leftover);
     void budgetResumedPass();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
-    qsizetype markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept;
+    qsizetype markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept;
     void releaseCreditFree(qsizetype n);
     // Of n calls that finished here (ran or were dropped), how many give a credit back: all,
     // unless some of this inbox's calls hold none (releaseIfStalled()).
@@ -245,7 +276,7 @@ private:
 
     std::atomic<int> m_ref { 1 };
 
-    // Calls pushed and not yet taken, newest first.
+    // Calls pushed and not yet taken, newest entry first (a call, or a tagged Segment).
     std::atomic<QFunnelCall *> m_head { nullptr };
     // Calls pushed so far (the fences count them), and the highest fence a Normal wake-up was
     // posted with: a push whose calls an already posted wake-up covers posts none.

@@ -91,10 +91,10 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
 }
 
 // Before a push into a stalled receiver's inbox: its calls hold no credit.
-qsizetype QFunnelInbox::markCreditFree(QFunnelCall *top, QFunnelCall *bottom) noexcept
+qsizetype QFunnelInbox::markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept
 {
     qsizetype n = 1;
-    for (const QFunnelCall *c = top; c != bottom; c = c->next)
+    for (const QFunnelCall *c = from; c != to; c = c->next)
         ++n;
     // Relaxed: the push's release publishes it with the calls.
     m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13] before the calls' push

@@ -272,24 +272,54 @@ void QFunnelInbox::postBarrier()
     postWake(fence, WakeKind::Barrier);
 }
 
+void QFunnelInbox::pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n)
+{
+    if (n >= SegmentMinCalls) {
+        auto *s = new Segment { first, last, nullptr, n };
+        publish(reinterpret_cast<QFunnelCall *>(reinterpret_cast<quintptr>(s) | 1), &s->older,
+                first, last, n);
+        return;
+    }
+    // Newest first, for push(): each call links to the one before it.
+    QFunnelCall *c = first;
+    QFunnelCall *before = nullptr;
+    for (quint32 i = 0; i < n; ++i) {
+        QFunnelCall *after = c->next;
+        c->next = before;
+        before = c;
+        c = after;
+    }
+    push(last, first, n);
+}
+
 // With the pass lock held: moves what was pushed onto the end of the held list, counting it.
 void QFunnelInbox::takeAll()
 {
     // [P4] acquire: pairs with push()'s release.
-    QFunnelCall *c = m_head.exchange(nullptr, std::memory_order_acquire);
-    if (!c)
+    QFunnelCall *e = m_head.exchange(nullptr, std::memory_order_acquire);
+    if (!e)
         return;
-    // The chain is newest first; reverse it.
-    QFunnelCall *const last = c;
+    // Newest entry first; each goes in front of the ones after it. A segment's calls are in
+    // order already: the relay's long chains cost this thread one step each, not one per call.
     QFunnelCall *first = nullptr;
+    const Segment *newest = segmentOf(e);
+    QFunnelCall *const last = newest ? newest->last : e;
     quint64 n = 0;
     do {
-        QFunnelCall *next = c->next;
-        c->next = first;
-        first = c;
-        c = next;
-        ++n;
-    } while (c);
+        if (Segment *s = segmentOf(e)) {
+            s->last->next = first;
+            first = s->first;
+            n += s->n;
+            e = s->older;
+            delete s;
+        } else {
+            QFunnelCall *below = e->next;
+            e->next = first;
+            first = e;
+            e = below;
+            ++n;
+        }
+    } while (e);
     if (m_held)
         m_heldLast->next = first;
     else

@@ -27,8 +27,8 @@ struct HeldBatch : QFunnelBatchCursor
     int quietRounds = 0; // rounds in a row that found no new call in it
 };
 
-// Collects one round's calls per receiver, in order, as chains ready for
-// QFunnelInbox::push() (newest first), so that each inbox gets one push per round.
+// Collects one round's calls per receiver, in order, as chains for QFunnelInbox::pushInOrder(),
+// so that each inbox gets one push per round.
 class Router
 {
 public:
@@ -41,8 +41,8 @@ public:
             QFunnelInbox *inbox = call->route->inbox;
             if (Q_UNLIKELY(!chain || chain->inbox != inbox))
                 chain = find(inbox, call);
-            call->next = chain->top;
-            chain->top = call;
+            chain->last->next = call;
+            chain->last = call;
             ++chain->n;
         }
         m_last = chain;
@@ -50,7 +50,7 @@ public:
     void flush()
     {
         for (Chain &c : m_chains)
-            c.inbox->push(c.top, c.bottom, c.n);
+            c.inbox->pushInOrder(c.first, c.last, c.n);
         m_chains.clear();
         m_last = nullptr;
     }
@@ -59,18 +59,20 @@ private:
     struct Chain
     {
         QFunnelInbox *inbox;
-        QFunnelCall *top;
-        QFunnelCall *bottom;
+        QFunnelCall *first;
+        QFunnelCall *last;
         quint32 n; // calls in the chain
     };
-    // The chain of inbox, or a new one, whose bottom is first (the call about to be routed).
+    // The chain of inbox, or a new one that starts with first, the call about to be routed.
+    // A new chain's last call is that first one too: route() then links it to itself, a link
+    // pushInOrder() never reads (it follows n links), and saves a branch per call.
     Chain *find(QFunnelInbox *inbox, QFunnelCall *first)
     {
         for (Chain &c : m_chains) {
             if (c.inbox == inbox)
                 return &c;
         }
-        m_chains.append(Chain { inbox, nullptr, first, 0 });
+        m_chains.append(Chain { inbox, first, first, 0 });
         return &m_chains.last();
     }
     QVarLengthArray<Chain, 8> m_chains;
