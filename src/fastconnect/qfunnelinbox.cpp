@@ -17,7 +17,9 @@
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
+#include <cstddef>
 #include <limits>
+#include <utility>
 
 QT_BEGIN_NAMESPACE
 
@@ -265,17 +267,32 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
 // connections' calls would cost a walk of the whole list per batch; the relay hands over each
 // emitting thread's calls together, so a run is what one thread emitted since the relay's last
 // round. Returns how many calls ran (at least one).
+//
+// The calls are walked twice: here, to find the run (and, for pooled calls, whether one arena
+// holds them all), and by the slot type's runBatch(), which moves their arguments into the
+// batch. Their memory then goes back to the pool as the list they already form (a producer's
+// calls of one connection come from its own arena), or a call at a time if arenas alternate.
 int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
 {
+    static_assert(offsetof(QFunnelCall, next) == 0, "a call's link is its chunk's free-list link");
     QFunnelCall *const first = m_first;
-    QFunnelCall *c = first;
-    int n = 0;
-    do {
-        c = c->next;
-        ++n;
-    } while (c && c->route == route && n < limit);
+    QFunnelCall *last = first;
+    int left = limit - 1; // counted down: no compare with limit per call
+    bool oneArena = true;
+    if (route->isPooled()) {
+        const QPoolArenaHead *const arena = qPoolArenaOf(first);
+        for (QFunnelCall *c; left && (c = last->next) && c->route == route; --left) {
+            if (Q_UNLIKELY(qPoolArenaOf(c) != arena))
+                oneArena = false;
+            last = c;
+        }
+    } else {
+        for (QFunnelCall *c; left && (c = last->next) && c->route == route; --left)
+            last = c;
+    }
+    const int n = limit - left;
     // Popped before the slot runs, as in runCallsOf().
-    m_first = c;
+    m_first = last->next;
     Q_TRACE(qfunnel_batch, route, n);
     qsizetype superseded;
     {
@@ -287,13 +304,14 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
     if (superseded)
         bump(m_coalesced, quint64(superseded));
     if (route->isPooled()) {
-        // The calls' headers outlived their arguments: their links lead through the batch.
+        // The calls' headers outlived their arguments, and so did their links.
         QPoolChunkBatch freed;
-        c = first;
-        for (int i = 0; i < n; ++i) {
-            QFunnelCall *next = c->next;
-            freed.add(c);
-            c = next;
+        if (oneArena) {
+            freed.addLinked(first, last);
+        } else {
+            QFunnelCall *c = first;
+            for (int i = 0; i < n; ++i)
+                freed.add(std::exchange(c, c->next));
         }
     }
     route->deref(n); // after the sender scope's last look at the receiver, as in runCallsOf()

@@ -52,6 +52,34 @@ public:
         m_last = c;
     }
 
+    // first ... last: chunks of one arena whose objects were destroyed, linked through their
+    // first word (QPoolChunk::next) as a free list is; they are free once flush() has run. A
+    // delivery run's calls come linked so (QFunnelCall::next is that word): no link to write.
+    void addLinked(void *first, void *last) noexcept
+    {
+#ifdef QT_FASTCONNECT_POOL_CHECKS
+        // One at a time: each chunk's check, and its link's poisoning.
+        for (auto *c = static_cast<QPoolChunk *>(first);;) {
+            QPoolChunk *next = c->next;
+            add(c);
+            if (c == last)
+                break;
+            c = next;
+        }
+#else
+        auto *c = static_cast<QPoolChunk *>(first);
+        QPoolArenaHead *arena = qPoolArenaOf(c);
+        if (arena == m_arena) {
+            qPoolWriteNext(m_last, c);
+        } else {
+            flush();
+            m_arena = arena;
+            m_first = c;
+        }
+        m_last = static_cast<QPoolChunk *>(last);
+#endif
+    }
+
     void flush() noexcept
     {
         if (!m_first)
