@@ -58,6 +58,14 @@ inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
     }
 }
 
+// A call handed to its receiver's inbox without the relay, which would have noted its arena.
+inline void pushDirect(QFunnelRoute *route, QFunnelCall *call)
+{
+    if (Q_UNLIKELY(route->notesArenas))
+        route->noteArena(call);
+    route->inbox->push(call, call);
+}
+
 // An emission from a thread_local destructor after this thread's lanes (or its invoke cache)
 // were destroyed: no batch, no lasting reservation; straight to the receiver's inbox (the lane
 // set's destructor flushed this thread's earlier calls through the relay first).
@@ -72,7 +80,7 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     if (!admitted)
         return rejectCall(route, call);
     noteLatest(route, call);
-    route->inbox->push(call, call);
+    pushDirect(route, call);
 }
 
 // After a call was queued for the relay: stop() sweeps the queue after the relay's last round;
@@ -96,7 +104,7 @@ Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunne
         // thread's earlier calls, if it holds any.
         if (!lane->canBypassRelay())
             flushCurrentThread(c, lane);
-        return inbox->push(call, call);
+        return pushDirect(route, call);
     }
     // A flood: the relay holds this thread's open batch, which takes the call.
     if (lane->appendToOpenBatch(call))
@@ -104,7 +112,7 @@ Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunne
     // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own queued
     // connection, instead of paying a relay wake-up on top.
     if (lane->canBypassRelay() && c->relay().isIdle() && inbox->isIdle())
-        return inbox->push(call, call);
+        return pushDirect(route, call);
     lane->append(call);
     checkStopAfterQueueing(c);
 }

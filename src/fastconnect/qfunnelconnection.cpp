@@ -175,6 +175,7 @@ QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QM
     route->sender = const_cast<QObject *>(sender);
     route->signalIndex = QMetaObjectPrivate::signalIndex(signal);
     route->mode = mode | QtFastConnect::FunnelConnection;
+    route->notesArenas = route->describesBatch() && route->isPooled();
     if (mode & QtFastConnect::RateLimitCalls)
         route->rateLimitNs = rateLimitMs * 1000 * 1000;
     return route;

@@ -268,19 +268,21 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
 // emitting thread's calls together, so a run is what one thread emitted since the relay's last
 // round. Returns how many calls ran (at least one).
 //
-// The calls are walked twice: here, to find the run (and, for pooled calls, whether one arena
-// holds them all), and by the slot type's runBatch(), which moves their arguments into the
-// batch. Their memory then goes back to the pool as the list they already form (a producer's
-// calls of one connection come from its own arena), or a call at a time if arenas alternate.
+// The calls are walked twice: here, to find the run, and by the slot type's runBatch(), which
+// moves their arguments into the batch. Pooled calls then go back to the pool as the list they
+// form if one arena holds them all: known for a connection emitted from one thread
+// (QFunnelRoute::hasOneArena()), checked call by call here otherwise.
 int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
 {
     static_assert(offsetof(QFunnelCall, next) == 0, "a call's link is its chunk's free-list link");
     QFunnelCall *const first = m_first;
     QFunnelCall *last = first;
     int left = limit - 1; // counted down: no compare with limit per call
-    bool oneArena = true;
-    if (route->isPooled()) {
+    const bool pooled = route->isPooled();
+    bool oneArena = pooled && route->hasOneArena();
+    if (pooled && !oneArena) {
         const QPoolArenaHead *const arena = qPoolArenaOf(first);
+        oneArena = true;
         for (QFunnelCall *c; left && (c = last->next) && c->route == route; --left) {
             if (Q_UNLIKELY(qPoolArenaOf(c) != arena))
                 oneArena = false;

@@ -38,7 +38,10 @@ public:
         for (quint32 i = 0; i < n; ++i) {
             QFunnelCall *call = calls[i];
             // Fixed at connect time, and published to the relay by the batch's acquire load.
-            QFunnelInbox *inbox = call->route->inbox;
+            QFunnelRoute *route = call->route;
+            QFunnelInbox *inbox = route->inbox;
+            if (Q_UNLIKELY(route->notesArenas))
+                route->noteArena(call);
             if (Q_UNLIKELY(!chain || chain->inbox != inbox))
                 chain = find(inbox, call);
             chain->last->next = call;

@@ -113,17 +113,49 @@ public:
     static constexpr int SpecialModes =
             int(QtFastConnect::CoalesceCalls) | int(QtFastConnect::RateLimitCalls);
     qint64 rateLimitNs = 0; // RateLimitCalls: the interval
+    // A batched connection whose calls come from the pool: each call notes its arena before it
+    // is pushed to the inbox (noteArena()).
+    bool notesArenas = false;
 
     // Written per call, on a cache line of their own (see above). CoalesceCalls: the newest
     // call captured for this connection. Only the call it points to is delivered; older
     // pending ones are destroyed unrun. Never dereferenced, only compared.
     alignas(64) std::atomic<QFunnelCall *> latest { nullptr };
     std::atomic<bool> warnedShared { false }; // MoveArguments: warned that it had to copy
+    std::atomic<quintptr> m_arenas { 0 }; // notesArenas: 0, the one arena, or MixedArenas
     // RateLimitCalls (which also keeps latest): the steady clock time before which no call of
     // this connection runs (receiver's thread, under the inbox's pass lock).
     qint64 notBeforeNs = 0;
 
+    // notesArenas: whether every call of this connection so far came from one pool arena. A
+    // producer thread's calls of one connection come from its own arena, so this holds for a
+    // connection emitted from one thread (a worker object's). QFunnelInbox::runBatch() then
+    // returns a run of calls to the pool as the list they form, without looking at each call's
+    // arena on the receiver's thread. The relay notes the calls it routes, the capture those
+    // it pushes itself, each before the push that publishes it.
+    void noteArena(const QFunnelCall *call) noexcept
+    {
+        const quintptr arena = reinterpret_cast<quintptr>(qPoolArenaOf(call));
+        // [P25] Relaxed: the state only moves forward (none, one arena, mixed), and the push
+        // that publishes the call, after this, orders it before the receiver's look at the
+        // calls it took (hasOneArena()).
+        quintptr seen = m_arenas.load(std::memory_order_relaxed);
+        while (seen != arena && seen != MixedArenas) {
+            const quintptr next = seen ? MixedArenas : arena;
+            if (m_arenas.compare_exchange_weak(seen, next, std::memory_order_relaxed))
+                break;
+        }
+    }
+    // Receiver's thread, for calls it took from the inbox: all of them came from one arena.
+    bool hasOneArena() const noexcept
+    {
+        // [P25] Relaxed: each of those calls was noted before the push that published it, and
+        // the inbox's take acquired that push.
+        return m_arenas.load(std::memory_order_relaxed) != MixedArenas;
+    }
+
 private:
+    static constexpr quintptr MixedArenas = 1;
     ~QFunnelRoute();
 
     std::atomic<int> m_ref { 1 }; // with the per-call fields

@@ -58,9 +58,13 @@ public:
     void addLinked(void *first, void *last) noexcept
     {
 #ifdef QT_FASTCONNECT_POOL_CHECKS
-        // One at a time: each chunk's check, and its link's poisoning.
+        // One at a time: each chunk's check, and its link's poisoning; and the caller's claim
+        // that one arena holds them all, which the fast path below trusts.
+        const QPoolArenaHead *const arena = qPoolArenaOf(first);
         for (auto *c = static_cast<QPoolChunk *>(first);;) {
             QPoolChunk *next = c->next;
+            if (qPoolArenaOf(c) != arena)
+                qFatal("QPoolChunkBatch::addLinked: chunks of different arenas");
             add(c);
             if (c == last)
                 break;
