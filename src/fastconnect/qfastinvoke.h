@@ -74,6 +74,26 @@ invoke(const QObject *context, Func &&functor, Args &&...args)
                                  std::forward<Args>(args)...);
 }
 
+// invokeBatched(funnel, receiver, &Receiver::slot, args...): the slot takes the batch, a QList
+// of the items (QList<std::tuple<...>> for several arguments per call).
+template<typename Func, typename... Args>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func>::IsPointerToMemberFunction, bool>
+invokeBatched(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func>::Object *receiver,
+              Func slot, Args &&...args)
+{
+    return QtFastConnectPrivate::invokeBatchedImpl(funnel, receiver, slot,
+                                                   std::forward<Args>(args)...);
+}
+
+template<typename Func, typename... Args>
+inline std::enable_if_t<QtPrivate::FunctionPointer<Func>::IsPointerToMemberFunction, bool>
+invokeBatched(const typename QtPrivate::FunctionPointer<Func>::Object *receiver, Func slot,
+              Args &&...args)
+{
+    return QtFastConnect::invokeBatched(QFunnel::globalInstance(), receiver, slot,
+                                        std::forward<Args>(args)...);
+}
+
 } // namespace QtFastConnect
 
 QT_END_NAMESPACE

@@ -15,6 +15,7 @@
 
 #include <QtFastConnect/qfastconnect.h>
 
+#include <cstring>
 #include <functional>
 #include <tuple>
 #include <type_traits>
@@ -46,8 +47,19 @@ struct QFunnelInvokeCall : QFunnelCall
 // thread. Any thread.
 Q_FASTCONNECT_EXPORT QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *receiver,
                                                 const char *where);
-// post() for a call that already holds its reference on route (from invokeTarget()).
+// post() for a call that already holds its reference on route (from invokeTarget() or
+// batchedInvokeTarget()).
 Q_FASTCONNECT_EXPORT void postInvoke(QFunnelRoute *route, QFunnelCall *call);
+// invokeBatched(): the route that carries the calling thread's invokeBatched() calls of one
+// member function to receiver, with a reference for the caller's call; as invokeTarget()
+// otherwise. impl: the batch slot type's function; member: the member function pointer's
+// bytes, zero-padded to QFunnelMemberKeyWords words (compared as they are); newSlot: makes the
+// slot object from them, on the thread's first call.
+inline constexpr int QFunnelMemberKeyWords = 4; // MSVC's largest member function pointer
+Q_FASTCONNECT_EXPORT QFunnelRoute *batchedInvokeTarget(QFunnel *funnel, const QObject *receiver,
+                                                       QFunnelSlotImpl impl, const quintptr *member,
+                                                       void *(*newSlot)(const void *member),
+                                                       const char *where);
 
 template<typename F, typename... Args>
 struct QFunnelInvokeCallImpl : QFunnelInvokeCall
@@ -143,6 +155,118 @@ bool invokeImpl(QFunnel *funnel, const QObject *receiver, const char *where, F &
     // clang-format on
     postInvoke(route, call);
     return true;
+}
+
+// invokeBatched(): the item type of the batch a member function takes (its one parameter, a
+// QList<Item> by value, const reference or rvalue reference), or void.
+template<typename SlotArgs>
+struct QFunnelBatchItemOf
+{
+    using Type = void;
+};
+template<typename Item>
+struct QFunnelBatchItemOf<QtPrivate::List<QList<Item>>>
+{
+    using Type = Item;
+};
+template<typename Item>
+struct QFunnelBatchItemOf<QtPrivate::List<const QList<Item> &>>
+{
+    using Type = Item;
+};
+template<typename Item>
+struct QFunnelBatchItemOf<QtPrivate::List<QList<Item> &&>>
+{
+    using Type = Item;
+};
+
+// The arguments a call stores for an item, given how many the caller passes: the item itself
+// for one, a tuple's elements for several (the item is then that tuple).
+template<typename Item, std::size_t Count>
+struct QFunnelInvokeStored
+{
+    using Type = std::conditional_t<Count == 1, QtPrivate::List<Item>, void>;
+};
+template<typename... S, std::size_t Count>
+struct QFunnelInvokeStored<std::tuple<S...>, Count>
+{
+    using Type = std::conditional_t<
+            Count == 1, QtPrivate::List<std::tuple<S...>>,
+            std::conditional_t<Count == sizeof...(S), QtPrivate::List<S...>, void>>;
+};
+
+template<typename Slot, typename Func>
+void *qfcNewBatchInvokeSlot(const void *member)
+{
+    return new Slot(*static_cast<const Func *>(member));
+}
+
+template<typename Stored>
+struct QFunnelStoredTuple;
+template<typename... S>
+struct QFunnelStoredTuple<QtPrivate::List<S...>>
+{
+    using Type = std::tuple<S...>;
+};
+
+template<typename Func, typename Stored, typename... A>
+bool invokeBatchedChecked(QFunnel *funnel, const QObject *receiver, Func slot, A &&...args)
+{
+    using Slot = QFunnelBatchMemberSlot<Func, Stored>;
+    using CallNode = typename Slot::CallNode;
+    static_assert(sizeof(Func) <= sizeof(quintptr) * QFunnelMemberKeyWords);
+    quintptr member[QFunnelMemberKeyWords] = {};
+    memcpy(member, &slot, sizeof(slot));
+    QFunnelRoute *route =
+            batchedInvokeTarget(funnel, receiver, &qfcSlotImpl<Slot>, member,
+                                &qfcNewBatchInvokeSlot<Slot, Func>, "QtFastConnect::invokeBatched");
+    if (!route)
+        return false;
+    QFunnelCall *call = nullptr;
+    // As in invokeImpl().
+    // clang-format off
+    QT_TRY {
+        call = new CallNode(route, std::forward<A>(args)...);
+    } QT_CATCH (...) {
+        releaseRoute(route);
+        QT_RETHROW;
+    }
+    // clang-format on
+    postInvoke(route, call);
+    return true;
+}
+
+// The checks, each with its message; what follows a failed one is not instantiated, so that
+// the message is the only error.
+template<typename Func, typename... A>
+bool invokeBatchedImpl(QFunnel *funnel, const QObject *receiver, Func slot, A &&...args)
+{
+    using Item =
+            typename QFunnelBatchItemOf<typename QtPrivate::FunctionPointer<Func>::Arguments>::Type;
+    static_assert(!std::is_void_v<Item>,
+                  "QtFastConnect::invokeBatched: the slot must take one parameter, the batch: "
+                  "QList<T>, or QList<std::tuple<T1, T2, ...>> for several arguments per call, "
+                  "by value, const reference or rvalue reference");
+    if constexpr (!std::is_void_v<Item>) {
+        using Stored = typename QFunnelInvokeStored<Item, sizeof...(A)>::Type;
+        static_assert(!std::is_void_v<Stored>,
+                      "QtFastConnect::invokeBatched: pass one argument per call for a batch of "
+                      "QList<T>, or one per element of the tuple for a batch of "
+                      "QList<std::tuple<T1, T2, ...>>");
+        if constexpr (!std::is_void_v<Stored>) {
+            constexpr bool Constructible =
+                    std::is_constructible_v<typename QFunnelStoredTuple<Stored>::Type, A &&...>;
+            static_assert(Constructible,
+                          "QtFastConnect::invokeBatched: the arguments cannot make an item of "
+                          "the slot's batch; a move-only argument must be passed as an rvalue: "
+                          "std::move(arg)");
+            if constexpr (Constructible) {
+                return invokeBatchedChecked<Func, Stored>(funnel, receiver, slot,
+                                                          std::forward<A>(args)...);
+            }
+        }
+    }
+    return false;
 }
 
 // A functor, not a member function, a method name or a receiver: invoke(funnel, receiver,

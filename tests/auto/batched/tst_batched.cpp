@@ -10,10 +10,14 @@
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
+#include <QtCore/qregularexpression.h>
 #include <QtCore/qset.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -126,6 +130,11 @@ private Q_SLOTS:
     void latestPerKeyWithSeveralArguments();
     void badCombinationsAreRefused();
     void disconnectBySlot();
+    void invokeBatchedRunsOneSlotCallPerRun();
+    void invokeBatchedMovesItsArguments();
+    void invokeBatchedSeveralArgumentsMakeTuples();
+    void invokeBatchedToADeletedReceiver();
+    void invokeBatchedBadCalls();
 };
 
 void tst_Batched::deliversEveryCallInOrderLikeQtQueued()
@@ -676,4 +685,99 @@ void tst_Batched::disconnectBySlot()
 }
 
 QTEST_MAIN(tst_Batched)
+void tst_Batched::invokeBatchedRunsOneSlotCallPerRun()
+{
+    // Like QtFastConnect::invoke(), without a signal: the thread's calls of one member function
+    // run in order, a batch per run of them, sender() null, every call counted.
+    constexpr quint64 N = 20000;
+    QFunnel funnel;
+    Sink sink;
+    std::atomic<bool> allQueued { true };
+    std::thread t([&] {
+        for (quint64 i = 1; i <= N; ++i) {
+            if (!QtFastConnect::invokeBatched(&funnel, &sink, &Sink::onValues, i))
+                allQueued = false;
+        }
+        funnel.flush();
+    });
+    t.join();
+    QVERIFY(allQueued);
+    QTRY_COMPARE(sink.values, oneTo(N));
+    // Emitted before the main thread ran its event loop: runs of many calls.
+    QVERIFY2(sink.batchSizes.size() < qsizetype(N) / 10,
+             qPrintable(QString::number(sink.batchSizes.size()) + " batches"));
+    QVERIFY(std::all_of(sink.senders.cbegin(), sink.senders.cend(),
+                        [](QObject *s) { return s == nullptr; }));
+    QVERIFY(std::all_of(sink.threads.cbegin(), sink.threads.cend(),
+                        [](Qt::HANDLE h) { return h == QThread::currentThreadId(); }));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().emitted, N);
+}
+
+void tst_Batched::invokeBatchedMovesItsArguments()
+{
+    QFunnel funnel;
+    Sink sink;
+    CountedValue::resetCounters();
+    std::thread t([&] {
+        for (quint64 i = 1; i <= 1000; ++i)
+            QtFastConnect::invokeBatched(&funnel, &sink, &Sink::onCounted, CountedValue(i));
+        funnel.flush();
+    });
+    t.join();
+    QTRY_COMPARE(sink.values, oneTo(1000));
+    QCOMPARE(CountedValue::copies.load(), 0);
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_Batched::invokeBatchedSeveralArgumentsMakeTuples()
+{
+    QFunnel funnel;
+    Sink sink;
+    std::thread t([&] {
+        for (int i = 1; i <= 500; ++i)
+            QtFastConnect::invokeBatched(&funnel, &sink, &Sink::onPairs, i, QString::number(i));
+        funnel.flush();
+    });
+    t.join();
+    QTRY_COMPARE(sink.pairs.size(), 500);
+    for (int i = 1; i <= 500; ++i)
+        QCOMPARE(sink.pairs.at(i - 1), std::make_tuple(i, QString::number(i)));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+}
+
+void tst_Batched::invokeBatchedToADeletedReceiver()
+{
+    // Deleted with calls pending, as with Qt's queued calls: none runs, all are discarded; the
+    // thread's next call to a new object at the same address is not sent to the dead one's slot.
+    QFunnel funnel;
+    auto *sink = new Sink;
+    std::thread t([&] {
+        for (quint64 i = 1; i <= 3000; ++i)
+            QtFastConnect::invokeBatched(&funnel, sink, &Sink::onValues, i);
+        funnel.flush();
+    });
+    t.join();
+    delete sink;
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    QCOMPARE(funnel.statistics().delivered, 0u);
+    QCOMPARE(funnel.statistics().discarded, 3000u);
+}
+
+void tst_Batched::invokeBatchedBadCalls()
+{
+    QFunnel funnel;
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression("^QtFastConnect::invokeBatched\\(.*\\): invalid "
+                                            "nullptr parameter \\(receiver\\)$"));
+    QVERIFY(!QtFastConnect::invokeBatched(&funnel, static_cast<Sink *>(nullptr), &Sink::onValues,
+                                          quint64(1)));
+    Sink sink;
+    QTest::ignoreMessage(QtWarningMsg,
+                         "QtFastConnect::invokeBatched(Sink): invalid nullptr parameter "
+                         "(funnel)");
+    QVERIFY(!QtFastConnect::invokeBatched(nullptr, &sink, &Sink::onValues, quint64(1)));
+    QCOMPARE(funnel.statistics().emitted, 0u);
+}
+
 #include "tst_batched.moc"
