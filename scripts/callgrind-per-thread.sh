@@ -39,7 +39,8 @@
 #             --receiver-cost processes (10 rounds each)
 #   -b CALLS  the backlog each --receiver-cost round drains (default 50000; 0: no ceiling)
 #   -k DIR    keep the callgrind out files in DIR, with threads.txt naming each file's thread
-#   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke funnel-batched queued
+#   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke funnel-batched
+#             funnel-batched-invoke queued
 #             invoke-queued")
 #   -c CSV    also append "per-thread,<path>,1,8,<metric>,<value>" lines to CSV
 
@@ -57,7 +58,7 @@ calls=100000
 repeats=3
 backlog=50000
 keep=""
-paths="funnel funnel-invoke funnel-batched queued invoke-queued"
+paths="funnel funnel-invoke funnel-batched funnel-batched-invoke queued invoke-queued"
 csv=""
 while getopts "n:r:b:k:p:c:h" opt; do
     case "$opt" in
@@ -147,6 +148,7 @@ label_of() {
     case "$1" in
         funnel) echo "FunnelConnection" ;;
         funnel-invoke) echo "QtFastConnect::invoke" ;;
+        funnel-batched-invoke) echo "invokeBatched" ;;
         queued) echo "Qt::QueuedConnection" ;;
         invoke-queued) echo "invokeMethod, queued" ;;
         direct) echo "Qt::DirectConnection" ;;

@@ -22,7 +22,16 @@
 
 // Every way this benchmark can make the call. A new path (QtFastConnect::invoke, say) needs a
 // value here, a row in PathTable, a case in connectPath() and one in ProducerPool::emitAll().
-enum class Path { Queued, Funnel, Direct, Plain, InvokeQueued, FunnelInvoke, FunnelBatched };
+enum class Path {
+    Queued,
+    Funnel,
+    Direct,
+    Plain,
+    InvokeQueued,
+    FunnelInvoke,
+    FunnelBatched,
+    FunnelBatchedInvoke
+};
 
 struct PathInfo
 {
@@ -40,6 +49,7 @@ inline constexpr PathInfo PathTable[] = {
     { Path::Funnel, "funnel", "FunnelConnection" },
     { Path::FunnelInvoke, "funnel-invoke", "QtFastConnect::invoke" },
     { Path::FunnelBatched, "funnel-batched", "connectBatched" },
+    { Path::FunnelBatchedInvoke, "funnel-batched-invoke", "invokeBatched" },
 };
 
 inline const PathInfo &pathInfo(Path path)
@@ -184,6 +194,9 @@ private:
             case Path::FunnelInvoke:
                 emitAll<Path::FunnelInvoke>(w);
                 break;
+            case Path::FunnelBatchedInvoke:
+                emitAll<Path::FunnelBatchedInvoke>(w);
+                break;
             default:
                 emitAll<Path::Queued>(w); // through the Sender's signal, whatever connects it
                 break;
@@ -208,6 +221,8 @@ private:
                         receiver, [receiver, v] { receiver->onValue(v); }, Qt::QueuedConnection);
             } else if constexpr (P == Path::FunnelInvoke) {
                 QtFastConnect::invoke(receiver, &Receiver::onValue, v);
+            } else if constexpr (P == Path::FunnelBatchedInvoke) {
+                QtFastConnect::invokeBatched(receiver, &Receiver::onValues, v);
             } else {
                 Q_EMIT w->sender.value(v);
             }
@@ -232,6 +247,7 @@ inline bool connectPath(Path path, ProducerPool &pool, int producer, Receiver *r
     case Path::Plain:
     case Path::InvokeQueued:
     case Path::FunnelInvoke:
+    case Path::FunnelBatchedInvoke:
         return true;
     case Path::Queued:
         return bool(QObject::connect(sender, &Sender::value, receiver, &Receiver::onValue,

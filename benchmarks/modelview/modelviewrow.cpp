@@ -8,6 +8,7 @@
 #include "processmemory.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
 #include <QtFastConnect/qfunnel.h>
 #include <QtConcurrent/qtconcurrentrun.h>
 #include <QtCore/qeventloop.h>
@@ -66,7 +67,7 @@ LogRow makeRow(int producer, int seq)
     return LogRow { producer, seq, seq * 0.5, QString::number(seq) };
 }
 
-const std::array<std::pair<RowFeed, const char *>, 8> FeedNames = { {
+const std::array<std::pair<RowFeed, const char *>, 9> FeedNames = { {
         { RowFeed::QtQueued, "qt-queued" },
         { RowFeed::Funnel, "funnel" },
         { RowFeed::QtQueuedNoView, "qt-queued-noview" },
@@ -75,6 +76,7 @@ const std::array<std::pair<RowFeed, const char *>, 8> FeedNames = { {
         { RowFeed::FutureWatcher, "future-watcher" },
         { RowFeed::FunnelBatched, "funnel-batched" },
         { RowFeed::FunnelBatchedRateLimited, "funnel-batched-ratelimit" },
+        { RowFeed::FunnelBatchedInvoke, "funnel-batched-invoke" },
 } };
 
 const ModelViewMetric Fields[] = {
@@ -234,6 +236,19 @@ ModelViewResult runModelViewRow(const ModelViewOptions &options)
                 s->moveToThread(mainThread); // destroyed there
             }));
             s->moveToThread(threads.back().get());
+        }
+        break;
+    case RowFeed::FunnelBatchedInvoke:
+        for (int p = 0; p < producers; ++p) {
+            std::atomic<quint64> *count = &counts[size_t(p)].emitted;
+            threads.emplace_back(QThread::create([p, count, &stop, &model] {
+                int seq = 0;
+                while (!stop.load(std::memory_order_relaxed)) {
+                    QtFastConnect::invokeBatched(&model, &LogModel::appendRows, makeRow(p, seq));
+                    count->store(quint64(++seq), std::memory_order_relaxed);
+                }
+                QtFastConnect::flush(); // this thread's rows before its finished()
+            }));
         }
         break;
     case RowFeed::TimerBuffer:

@@ -23,6 +23,7 @@ enum class RowFeed {
     FutureWatcher, // QtConcurrent::run + QPromise::addResult, QFutureWatcher::resultsReadyAt()
     FunnelBatched, // QtFastConnect::connectBatched(): one insert per batch
     FunnelBatchedRateLimited, // the same with RateLimitCalls: at most one batch per 16 ms
+    FunnelBatchedInvoke, // QtFastConnect::invokeBatched(): no signal, one insert per batch
 };
 
 QByteArray rowFeedName(RowFeed feed);

@@ -128,7 +128,8 @@ CHECKS_AT = len(md)   # the target summary goes here once everything is known
 paths = [("plain", "plain member call"), ("direct", "`Qt::DirectConnection`"),
          ("queued", "`Qt::QueuedConnection`"), ("invoke-queued", "`QMetaObject::invokeMethod`, queued"),
          ("funnel", "`FunnelConnection`"), ("funnel-invoke", "`QtFastConnect::invoke`"),
-         ("funnel-batched", "`QtFastConnect::connectBatched`")]
+         ("funnel-batched", "`QtFastConnect::connectBatched`"),
+         ("funnel-batched-invoke", "`QtFastConnect::invokeBatched`")]
 # Paths added later (QtFastConnect::invoke, say) appear too, after the known ones.
 for series in data.get("one-producer", {}):
     if series not in dict(paths):
@@ -646,6 +647,7 @@ MV_ROWS = (("qt-queued", "a signal per row, `Qt::QueuedConnection`"),
            ("funnel", "a signal per row, the funnel"),
            ("funnel-batched", "the funnel, `connectBatched()`: one insert per batch"),
            ("funnel-batched-ratelimit", "the same with `RateLimitCalls`: a batch per 16 ms"),
+           ("funnel-batched-invoke", "the funnel, `invokeBatched()`: no signal, one insert per batch"),
            ("timer-buffer", "a mutex-guarded vector drained by a 16 ms `QTimer`"),
            ("future-watcher", "QtConcurrent + `QPromise`, `QFutureWatcher::resultsReadyAt()`"),
            ("qt-queued-noview", "`Qt::QueuedConnection`, no view"),
@@ -765,8 +767,10 @@ plot {", ".join(plots)}
                   f"{ratio(f['rows_per_s'], q)}, {f['timer_p99_ms']:.1f} ms, "
                   f"{f['rss_growth_mib']:.1f} MiB",
                   f["rows_per_s"] >= q and f["timer_p99_ms"] <= 20 and f["rss_growth_mib"] <= 40)
-    # The batched funnel's best setting in this run: with or without RateLimitCalls.
-    b = max((mv.get(sr, {}).get((4, 0)) for sr in ("funnel-batched", "funnel-batched-ratelimit")
+    # The batched funnel's best setting in this run: connectBatched() with or without
+    # RateLimitCalls, or invokeBatched().
+    b = max((mv.get(sr, {}).get((4, 0)) for sr in ("funnel-batched", "funnel-batched-ratelimit",
+                                                    "funnel-batched-invoke")
              if mv.get(sr, {}).get((4, 0))), key=lambda m: m["rows_per_s"], default=None)
     q = get("modelview", "qt-queued", (4, 0), "rows_per_s")
     alternatives = [get("modelview", sr, (4, 0), "rows_per_s") or 0
