@@ -41,15 +41,7 @@ public:
 #else
         auto *c = static_cast<QPoolChunk *>(p);
 #endif
-        QPoolArenaHead *arena = qPoolArenaOf(c);
-        if (arena == m_arena) {
-            qPoolWriteNext(m_last, c);
-        } else {
-            flush();
-            m_arena = arena;
-            m_first = c;
-        }
-        m_last = c;
+        append(c, c);
     }
 
     // first ... last: chunks of one arena whose objects were destroyed, linked through their
@@ -71,16 +63,7 @@ public:
             c = next;
         }
 #else
-        auto *c = static_cast<QPoolChunk *>(first);
-        QPoolArenaHead *arena = qPoolArenaOf(c);
-        if (arena == m_arena) {
-            qPoolWriteNext(m_last, c);
-        } else {
-            flush();
-            m_arena = arena;
-            m_first = c;
-        }
-        m_last = static_cast<QPoolChunk *>(last);
+        append(static_cast<QPoolChunk *>(first), static_cast<QPoolChunk *>(last));
 #endif
     }
 
@@ -101,6 +84,20 @@ public:
     }
 
 private:
+    // first ... last, linked, of one arena: onto the segment, or as a new one.
+    void append(QPoolChunk *first, QPoolChunk *last) noexcept
+    {
+        QPoolArenaHead *arena = qPoolArenaOf(first);
+        if (arena == m_arena) {
+            qPoolWriteNext(m_last, first);
+        } else {
+            flush();
+            m_arena = arena;
+            m_first = first;
+        }
+        m_last = last;
+    }
+
     QPoolArenaHead *m_arena = nullptr;
     QPoolChunk *m_first = nullptr; // the oldest chunk of the segment, linked up to m_last
     QPoolChunk *m_last = nullptr;
