@@ -216,7 +216,7 @@ bool invokeBatchedChecked(QFunnel *funnel, const QObject *receiver, Func slot, A
     using CallNode = typename Slot::CallNode;
     static_assert(sizeof(Func) <= sizeof(quintptr) * QFunnelMemberKeyWords);
     quintptr member[QFunnelMemberKeyWords] = {};
-    memcpy(member, &slot, sizeof(slot));
+    std::memcpy(member, &slot, sizeof(slot));
     QFunnelRoute *route =
             batchedInvokeTarget(funnel, receiver, &qfcSlotImpl<Slot>, member,
                                 &qfcNewBatchInvokeSlot<Slot, Func>, "QtFastConnect::invokeBatched");

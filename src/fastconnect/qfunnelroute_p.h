@@ -122,7 +122,8 @@ public:
     // pending ones are destroyed unrun. Never dereferenced, only compared.
     alignas(64) std::atomic<QFunnelCall *> latest { nullptr };
     std::atomic<bool> warnedShared { false }; // MoveArguments: warned that it had to copy
-    std::atomic<quintptr> m_arenas { 0 }; // notesArenas: 0, the one arena, or MixedArenas
+    // notesArenas: 0, the one arena, or MixedArenas (noteArena(), hasOneArena()).
+    std::atomic<quintptr> arenaState { 0 };
     // RateLimitCalls (which also keeps latest): the steady clock time before which no call of
     // this connection runs (receiver's thread, under the inbox's pass lock).
     qint64 notBeforeNs = 0;
@@ -139,10 +140,10 @@ public:
         // [P25] Relaxed: the state only moves forward (none, one arena, mixed), and the push
         // that publishes the call, after this, orders it before the receiver's look at the
         // calls it took (hasOneArena()).
-        quintptr seen = m_arenas.load(std::memory_order_relaxed);
+        quintptr seen = arenaState.load(std::memory_order_relaxed);
         while (seen != arena && seen != MixedArenas) {
             const quintptr next = seen ? MixedArenas : arena;
-            if (m_arenas.compare_exchange_weak(seen, next, std::memory_order_relaxed))
+            if (arenaState.compare_exchange_weak(seen, next, std::memory_order_relaxed))
                 break;
         }
     }
@@ -151,7 +152,7 @@ public:
     {
         // [P25] Relaxed: each of those calls was noted before the push that published it, and
         // the inbox's take acquired that push.
-        return m_arenas.load(std::memory_order_relaxed) != MixedArenas;
+        return arenaState.load(std::memory_order_relaxed) != MixedArenas;
     }
 
 private:
