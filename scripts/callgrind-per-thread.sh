@@ -40,8 +40,7 @@
 #   -b CALLS  the backlog each --receiver-cost round drains (default 50000; 0: no ceiling)
 #   -k DIR    keep the callgrind out files in DIR, with threads.txt naming each file's thread
 #   -p PATHS  space-separated --deliver paths (default "funnel funnel-invoke funnel-batched
-#             funnel-batched-invoke queued
-#             invoke-queued")
+#             funnel-batched-invoke queued invoke-queued")
 #   -c CSV    also append "per-thread,<path>,1,8,<metric>,<value>" lines to CSV
 
 set -euo pipefail

@@ -305,7 +305,7 @@ int QFunnelInbox::runBatch(QFunnelRoute *route, QObject *receiver, int limit)
     bump(m_delivered, quint64(n - superseded));
     if (superseded)
         bump(m_coalesced, quint64(superseded));
-    if (route->isPooled()) {
+    if (pooled) {
         // The calls' headers outlived their arguments, and so did their links.
         QPoolChunkBatch freed;
         if (oneArena) {
