@@ -54,6 +54,7 @@ done
 
 started=$SECONDS
 summaries=()
+failure_logs=()
 status=0
 # Formatting, once per run (the pinned clang-format is the host's): with the host's Qt.
 if [[ " ${versions[*]} " == *" 6.4 "* ]]; then
@@ -72,7 +73,7 @@ for v in "${versions[@]}"; do
         newest) root=sid ;;
     esac
     summary=build-summaries/qt-$v.txt
-    rm -f "$summary"
+    rm -f "$summary" "${summary%.txt}-failed.log"
     echo "==== Qt $v${root:+ (Debian $root root)}" >&2
     if [[ -z "$root" ]]; then
         scripts/lib/run-suite.sh "${suite_args[@]}" --summary "$summary" || status=1
@@ -86,6 +87,7 @@ for v in "${versions[@]}"; do
     else
         summaries+=("qt $v: FAILED before any stage ran")
     fi
+    [[ ! -s "${summary%.txt}-failed.log" ]] || failure_logs+=("${summary%.txt}-failed.log")
 done
 
 # The Debian packages (debian/, scripts/build-debs.sh), built and tried in a clean root (tests/consumers/run-packages.sh): Debian 12 with the host's Qt 6.4, Debian 13
@@ -124,7 +126,7 @@ fi
 
 for p in "${platforms[@]}"; do
     summary=build-summaries/platform-$p.txt
-    rm -f "$summary"
+    rm -f "$summary" "${summary%.txt}-failed.log"
     echo "==== platform $p" >&2
     scripts/lib/run-platform.sh --summary "$summary" "$p" || status=1
     if [[ -s "$summary" ]]; then
@@ -132,8 +134,16 @@ for p in "${platforms[@]}"; do
     else
         summaries+=("platform $p: FAILED before any stage ran")
     fi
+    [[ ! -s "${summary%.txt}-failed.log" ]] || failure_logs+=("${summary%.txt}-failed.log")
 done
 
+# The failed tests' own output, kept by the stages (scripts/lib/ctest-failures.sh): near the end,
+# where a CI log that keeps only the tail still shows it.
+for f in "${failure_logs[@]}"; do
+    echo
+    echo "==== failed tests ($f)"
+    cat "$f"
+done
 echo
 printf '%s\n' "${summaries[@]}"
 echo "total: $((SECONDS - started)) s for${versions[*]:+ Qt ${versions[*]}}${platforms[*]:+${versions[*]:+,} platforms ${platforms[*]}}$([[ $status -eq 0 ]] || echo ', FAILED')"

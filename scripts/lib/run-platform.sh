@@ -29,6 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib/host-mirror.sh
+source scripts/lib/ctest-failures.sh
 
 summary_file=""
 platform=""
@@ -86,7 +87,11 @@ build_and_test() {
     counts=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$log")
     [[ -n "$counts" ]] || { result="tests FAILED"; return 1; }
     result="tests $(( ${counts#* } - ${counts% *} ))/${counts#* }"
-    [[ $status -eq 0 ]] || { result+=" FAILED"; return 1; }
+    [[ $status -eq 0 ]] || {
+        result+=" FAILED (failed: $(ctest_failed "$log"))"
+        ctest_keep_failures "$log" "platform $platform" "${summary_file:+${summary_file%.txt}-failed.log}"
+        return 1
+    }
 }
 
 case "$platform" in

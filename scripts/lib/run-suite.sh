@@ -17,7 +17,8 @@
 #   tsan       the concurrency tests under ThreadSanitizer (g++), with tests/tsan/clockjoin.c
 #              preloaded where the runtime cannot join QThreads without it
 #
-# A failed stage ends the run; a skipped stage says why. The last line of output, also written
+# A failed stage ends the run; its entry names the failed tests, whose output is kept beside
+# --summary FILE (qt-6.4.txt: qt-6.4-failed.log). A skipped stage says why. The last line of output, also written
 # to --summary FILE, is e.g. "qt 6.8.2: tests 14/14, consumers ok, abi skipped (...), docs ok, ... (344 s)".
 # Usage: scripts/lib/run-suite.sh [--no-sanitizers] [--summary FILE]
 set -euo pipefail
@@ -41,6 +42,7 @@ started=$SECONDS
 
 scripts/install-deps.sh --docs qmake6 make python3
 source scripts/lib/ccache.sh
+source scripts/lib/ctest-failures.sh
 qt_version=$(qmake6 -query QT_VERSION)
 results=()
 
@@ -79,7 +81,9 @@ ctest_stage() {
     local counts
     counts=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$log")
     if [[ $status -ne 0 || -z "$counts" ]]; then
-        [[ -z "$counts" ]] || results+=("$name $(( ${counts#* } - ${counts% *} ))/${counts#* }")
+        [[ -z "$counts" ]] ||
+            results+=("$name $(( ${counts#* } - ${counts% *} ))/${counts#* } (failed: $(ctest_failed "$log"))")
+        ctest_keep_failures "$log" "qt $qt_version $name" "${summary_file:+${summary_file%.txt}-failed.log}"
         fail "$name"
     fi
     results+=("$name $(( ${counts#* } - ${counts% *} ))/${counts#* }")
