@@ -29,6 +29,9 @@ namespace QtFastConnectPrivate {
 
 namespace {
 constexpr char RelayThreadName[] = "QFunnel relay";
+#if defined(Q_OS_WIN)
+DWORD threadExitSlot();
+#endif
 } // namespace
 
 void setUpRelayThread() noexcept
@@ -48,6 +51,13 @@ void setUpRelayThread() noexcept
             set(GetCurrentThread(), L"QFunnel relay");
         }
     }
+    // This thread's fiber-local storage, made now rather than on a first use in a relay round:
+    // a thread's first FlsSetValue() takes the lock under which Wine runs other threads' FLS
+    // callbacks, and an exiting producer's callback may be waiting for this thread (see
+    // QFunnelRelay::start()). Setting our slot's null value runs no callback at exit.
+    const DWORD slot = threadExitSlot();
+    if (slot != FLS_OUT_OF_INDEXES)
+        FlsSetValue(slot, FlsGetValue(slot));
 #endif
 }
 

@@ -16,6 +16,7 @@
 //
 
 #include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qsemaphore.h>
 
 #include <atomic>
 #include <thread>
@@ -51,7 +52,7 @@ public:
     explicit QFunnelRelay(QFunnelQueue &queue) : m_queue(queue) {}
     ~QFunnelRelay() { stopAndJoin(); }
 
-    void start();
+    void start(); // returns once the relay thread runs
     void stopAndJoin(); // any thread but the relay's; idempotent
 
     // True while the relay is blocked in the queue with no batch in hand; read by producers to
@@ -73,6 +74,7 @@ private:
 
     QFunnelQueue &m_queue;
     std::thread m_thread;
+    QSemaphore m_started; // released by the relay thread once set up (start())
     std::atomic<bool> m_idle { true };
     std::atomic<quint64> m_rounds { 0 };
     std::atomic<quint64> m_calls { 0 };
