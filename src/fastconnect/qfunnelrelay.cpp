@@ -118,7 +118,7 @@ void QFunnelRelay::run()
     tlRelayThread = true;
     setUpRelayThread();
     QFunnelShortSleep sleep;
-    m_started.release(); // the creator may return now: nothing below touches its stack
+    m_started.release(); // start() returns: the thread is set up
     std::vector<HeldBatch> held;
     held.reserve(64);
     Router router;
