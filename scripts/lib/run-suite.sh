@@ -18,8 +18,9 @@
 #              preloaded where the runtime cannot join QThreads without it
 #
 # A failed stage ends the run; its entry names the failed tests, whose output is kept beside
-# --summary FILE (qt-6.4.txt: qt-6.4-failed.log). A skipped stage says why. The last line of output, also written
-# to --summary FILE, is e.g. "qt 6.8.2: tests 14/14, consumers ok, abi skipped (...), docs ok, ... (344 s)".
+# --summary FILE (qt-6.4.txt: qt-6.4-failed.log). A skipped stage says why. The last line of
+# output, also written to --summary FILE, is e.g. "qt 6.8.2: tests 14/14, consumers ok, abi
+# skipped (...), docs ok, ... (344 s)".
 # Usage: scripts/lib/run-suite.sh [--no-sanitizers] [--summary FILE]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -51,10 +51,10 @@ void setUpRelayThread() noexcept
             set(GetCurrentThread(), L"QFunnel relay");
         }
     }
-    // This thread's fiber-local storage, made now rather than on a first use in a relay round:
-    // a thread's first FlsSetValue() takes the lock under which Wine runs other threads' FLS
-    // callbacks, and an exiting producer's callback may be waiting for this thread (see
-    // QFunnelRelay::start()). Setting our slot's null value runs no callback at exit.
+    // This thread's fiber-local storage, made before QFunnelRelay::start() returns if thread
+    // start did not make it: a thread's first FlsSetValue() takes the lock under which Wine runs
+    // other threads' FLS callbacks, one of which may be waiting for this thread. Setting our
+    // slot's null value runs no callback at exit.
     const DWORD slot = threadExitSlot();
     if (slot != FLS_OUT_OF_INDEXES)
         FlsSetValue(slot, FlsGetValue(slot));

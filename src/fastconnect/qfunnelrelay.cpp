@@ -86,10 +86,10 @@ private:
 
 // Returns once the relay thread runs, set up (setUpRelayThread()). A producer thread's exit may
 // wait for the relay (its lane set's destructor flushes), and on Windows that exit runs in a
-// fiber-local storage callback: Wine runs those under a process-wide lock (RtlProcessFlsData())
-// that a starting thread takes too (its first FlsSetValue(), in the C runtime's thread start),
-// so a relay still starting then waits for the exiting thread, which waits for it. Under Wine
-// that hung tst_qfunnelpolicy::coalesceDeliversOnlyTheLatest in about 1 of 10,000 rounds.
+// fiber-local storage callback: Wine runs those under a process-wide lock (RtlProcessFlsData()),
+// which a thread's first use of fiber-local storage takes too. A relay thread still starting
+// then never reached run(): it waited for the exiting thread, which waited for it (under Wine,
+// tst_qfunnelpolicy::coalesceDeliversOnlyTheLatest hung in about 1 of 10,000 rounds).
 void QFunnelRelay::start()
 {
     m_thread = std::thread([this] { run(); });
