@@ -180,12 +180,12 @@ public:
             m_invokes.forget(core, receiver, key);
     }
     void insert(QFunnelCore *core, const QObject *receiver, const InvokeKey &key,
-                QFunnelRoute *route)
+                QFunnelRoute *route, const QFunnelReceiverStamp &stamp)
     {
         if (key.member)
-            m_batched.insert(core, receiver, key, route);
+            m_batched.insert(core, receiver, key, route, stamp);
         else
-            m_invokes.insert(core, receiver, key, route);
+            m_invokes.insert(core, receiver, key, route, stamp);
     }
 
 private:
@@ -194,6 +194,7 @@ private:
         QFunnelCore *core = nullptr;
         const QObject *receiver = nullptr;
         QFunnelRoute *route = nullptr;
+        QFunnelReceiverStamp stamp;
 
         bool matches(QFunnelCore *c, const QObject *r, const InvokeKey &) const noexcept
         {
@@ -206,6 +207,7 @@ private:
         QFunnelCore *core = nullptr;
         const QObject *receiver = nullptr;
         QFunnelRoute *route = nullptr;
+        QFunnelReceiverStamp stamp;
         QFunnelSlotImpl impl = nullptr;
         quintptr member[QFunnelMemberKeyWords] = {};
 
@@ -237,8 +239,9 @@ private:
                 if (!e.matches(core, receiver, key))
                     continue;
                 // A dead receiver's address may belong to a new object by now: check the
-                // guard.
-                if (!core->isStopped() && e.route->guard->isAlive(receiver))
+                // guard. A receiver whose thread finished, or that moved, gets the full check.
+                if (!core->isStopped() && e.route->guard->isAlive(receiver)
+                    && e.stamp.holdsFor(receiver))
                     return e.route;
                 return nullptr;
             }
@@ -252,7 +255,7 @@ private:
             }
         }
         void insert(QFunnelCore *core, const QObject *receiver, const InvokeKey &key,
-                    QFunnelRoute *route)
+                    QFunnelRoute *route, const QFunnelReceiverStamp &stamp)
         {
             Entry &e = m_entries[m_next];
             m_next = (m_next + 1) % Size;
@@ -260,6 +263,7 @@ private:
             e.core = core;
             e.receiver = receiver;
             e.route = route;
+            e.stamp = stamp;
             e.setKey(key);
         }
         void releaseAll()
@@ -326,13 +330,14 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
         route = new QFunnelRoute(nullptr, key.impl);
         route->setDelivery(QFunnelRoute::Delivery::Invoke);
     }
-    if (!routeToReceiver(core, receiver, route, context.constData())) {
+    QFunnelReceiverStamp stamp;
+    if (!routeToReceiver(core, receiver, route, context.constData(), &stamp)) {
         route->deref();
         return nullptr;
     }
     if (!cache)
         return route; // thread exit destroyed the cache: the call takes the initial reference
-    cache->insert(core, receiver, key, route); // the cache keeps the initial reference
+    cache->insert(core, receiver, key, route, stamp); // the cache keeps the initial reference
     route->ref(); // the call's
     return route;
 }

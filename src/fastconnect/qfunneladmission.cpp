@@ -292,16 +292,17 @@ ReceiverThreads &receiverThreads()
 }
 } // namespace
 
-void QFunnelAdmission::addReceiverThread(QThread *thread)
+bool QFunnelAdmission::addReceiverThread(QThread *thread)
 {
     ReceiverThreads &t = receiverThreads();
     QMutexLocker locker(&t.lock);
     t.threads.removeIf([](const QPointer<QThread> &p) { return p.isNull(); });
     for (const QPointer<QThread> &p : std::as_const(t.threads)) {
         if (p.data() == thread)
-            return;
+            return false;
     }
     t.threads.append(thread);
+    return true;
 }
 
 bool QFunnelAdmission::isReceiverThread(QThread *thread)

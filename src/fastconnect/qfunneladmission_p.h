@@ -98,7 +98,8 @@ public:
 
     // Threads that receiver objects of any funnel live in (at connect time, or at a delivery
     // pass): they are admitted over capacity instead of blocking. One set for the process.
-    static void addReceiverThread(QThread *thread);
+    // Returns true if thread was not in it yet.
+    static bool addReceiverThread(QThread *thread);
     static bool isReceiverThread(QThread *thread);
 
     QFunnel::OverflowPolicy policy() const noexcept

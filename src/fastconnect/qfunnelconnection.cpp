@@ -38,9 +38,34 @@ QFunnelRoute::~QFunnelRoute()
         core->deref();
 }
 
-bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
-                     const char *where)
+// Counts thread finishes for QFunnelReceiverStamp. Connected once per thread, in any thread;
+// runs in the finishing thread.
+static void watchThreadFinish(QThread *thread)
 {
+    QObject::connect(
+            thread, &QThread::finished, thread,
+            [] {
+                // [P26] relaxed: QThread::finished runs after Qt set isInFinish under the
+                // thread's mutex and before it wakes QThread::wait(): those order it.
+                qfcThreadsFinishing.fetch_add(1, std::memory_order_relaxed);
+            },
+            Qt::DirectConnection);
+}
+
+// Whether a route checked now may be reused unchecked: not while the thread is finishing (its
+// QThread::finished may have run already, and no later bump would undo the stamp).
+static bool reusableFor(QThread *thread)
+{
+    QThreadPrivate *d = static_cast<QThreadPrivate *>(QObjectPrivate::get(thread));
+    QMutexLocker locker(&d->mutex);
+    return !d->isInFinish;
+}
+
+bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
+                     const char *where, QFunnelReceiverStamp *stamp)
+{
+    // [P26] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holdsFor().
+    const quint32 finishing = qfcThreadsFinishing.load(std::memory_order_relaxed);
     if (core->isStopped()) {
         qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
                  "shutting down)",
@@ -67,7 +92,13 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
                  where, static_cast<const void *>(receiver));
         return false;
     }
-    core->admission().addReceiverThread(thread);
+    if (core->admission().addReceiverThread(thread))
+        watchThreadFinish(thread);
+    if (stamp) {
+        stamp->threadData = state.data;
+        stamp->threadsFinishing = finishing;
+        stamp->reusable = reusableFor(thread);
+    }
     core->ref();
     route->core = core;
     route->guard = QFunnelReceiverGuard::acquire(r);

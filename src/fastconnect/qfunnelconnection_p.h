@@ -17,6 +17,10 @@
 
 #include "qfunnelroute_p.h"
 
+#include <QtCore/private/qobject_p.h>
+
+#include <atomic>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -28,13 +32,41 @@ namespace QtFastConnectPrivate {
 // fills in route's core, guard and inbox (each with a reference) and returns true; otherwise
 // prints a qWarning starting with where and returns false. Any thread.
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
-                     const char *where);
+                     const char *where, struct QFunnelReceiverStamp *stamp = nullptr);
+
+// Counts the receiver threads that began to finish: bumped from QThread::finished (emitted in the
+// finishing thread once Qt marked it as finishing, before QThread::wait() returns) of every
+// thread routeToReceiver() accepted.
+inline std::atomic<quint32> qfcThreadsFinishing { 0 };
+
+// What routeToReceiver() checked, for a route that later calls reuse without the check (the
+// invoke route cache): it still holds while the receiver lives in the same thread data and no
+// receiver thread began to finish since.
+struct QFunnelReceiverStamp
+{
+    QThreadData *threadData = nullptr;
+    quint32 threadsFinishing = 0;
+    bool reusable = false; // false while the receiver's thread is finishing: check every call
+
+    bool holdsFor(const QObject *receiver) const noexcept;
+};
 
 // ThreadSanitizer only: mayMoveArguments() reads Qt's connection lists while it emits; Qt frees
 // a removed connection only after every emission that could reach it has ended, counting them
 // with atomics ThreadSanitizer cannot see. The reader releases this address when it is done,
 // and whoever drops a connection handle (QFunnelConnectionRegistry) acquires it first.
 inline char qfcConnectionListReaders = 0;
+
+inline bool QFunnelReceiverStamp::holdsFor(const QObject *receiver) const noexcept
+{
+    // [P26] relaxed: Qt's thread mutex orders the count's bump after the check that made the
+    // stamp, and before a QThread::wait() that returns; a stale read is the check's own race.
+    // The thread data pointer is an atomic that QObject::moveToThread() swaps: a stale read
+    // only sends one call through the full check.
+    return reusable && threadsFinishing == qfcThreadsFinishing.load(std::memory_order_relaxed)
+            && QObjectPrivate::get(const_cast<QObject *>(receiver))->threadData.loadRelaxed()
+            == threadData;
+}
 
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
 inline const char *classNameOf(const QObject *o)

@@ -29,6 +29,7 @@ QT_BEGIN_NAMESPACE
 
 class QEvent;
 class QThread;
+class QThreadData;
 
 namespace QtFastConnectPrivate {
 
@@ -38,6 +39,7 @@ namespace QtFastConnectPrivate {
 struct QFunnelThreadState
 {
     QThread *thread = nullptr;
+    QThreadData *data = nullptr; // the object's thread data: which thread it lives in now
     Qt::HANDLE threadId = nullptr;
     bool running = false;
     static QFunnelThreadState of(QObject *object);

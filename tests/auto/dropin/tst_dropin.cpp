@@ -59,6 +59,7 @@ public Q_SLOTS:
         lastThread = QThread::currentThread();
         ++calls;
     }
+    void onBatch(const QList<int> &values) { calls += int(values.size()); }
     void onSequenced(int producer, quint64 seq)
     {
         // Relaxed: the slot runs in one thread at a time; Qt's locks order the moves.
@@ -97,6 +98,8 @@ private Q_SLOTS:
     void disconnectBySignature();
     void blockedProducerSleeps();
     void invokeToFinishedThreadRefused();
+    void invokeRefusedOnceItsThreadFinished_data();
+    void invokeRefusedOnceItsThreadFinished();
     void invokeChecksReceiverClass();
     void invokeWhoseArgumentCopyThrows();
     void movedToFinishedThreadThenDeleted();
@@ -448,6 +451,57 @@ void tst_DropIn::invokeToFinishedThreadRefused()
     QVERIFY(!QtFastConnect::invoke(&funnel, &r, &Receiver::onValue, 1));
     QCOMPARE(funnel.pendingCalls(), 0);
     QCOMPARE(funnel.statistics().emitted, 0u);
+}
+
+// The same once the calling thread had invoked the receiver while its thread ran (the route is
+// cached then), and when the receiver moved to a finished thread meanwhile: every later invoke
+// is refused, none waits for ever.
+void tst_DropIn::invokeRefusedOnceItsThreadFinished_data()
+{
+    QTest::addColumn<bool>("batched");
+    QTest::addColumn<bool>("moved");
+    QTest::newRow("invoke, thread finished") << false << false;
+    QTest::newRow("invoke, moved to a finished thread") << false << true;
+    QTest::newRow("invokeBatched, thread finished") << true << false;
+    QTest::newRow("invokeBatched, moved to a finished thread") << true << true;
+}
+
+void tst_DropIn::invokeRefusedOnceItsThreadFinished()
+{
+    QFETCH(bool, batched);
+    QFETCH(bool, moved);
+    QFunnel funnel;
+    EventLoopThread worker;
+    worker.start();
+    QThread finished;
+    finished.start();
+    finished.quit();
+    QVERIFY(finished.wait(10000));
+    Receiver r;
+    r.moveToThread(&worker);
+    auto invoke = [&](int v) {
+        return batched ? QtFastConnect::invokeBatched(&funnel, &r, &Receiver::onBatch, v)
+                       : QtFastConnect::invoke(&funnel, &r, &Receiver::onValue, v);
+    };
+    for (int i = 0; i < 10; ++i)
+        QVERIFY(invoke(i));
+    QTRY_COMPARE(r.calls.load(), 10);
+    if (moved) {
+        r.moveFromItsThread(&finished);
+    } else {
+        worker.quit();
+        QVERIFY(worker.wait(10000));
+        worker.acquireRun();
+    }
+    constexpr int Invokes = 100;
+    for (int i = 0; i < Invokes; ++i)
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression("thread that has finished"));
+    int accepted = 0;
+    for (int i = 0; i < Invokes; ++i)
+        accepted += invoke(i);
+    QCOMPARE(accepted, 0);
+    QCOMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.statistics().emitted, 10u);
 }
 
 // Calls pending for a receiver that moved to a thread that has finished wait there, as Qt's
