@@ -12,6 +12,8 @@
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
+#include <cstring>
+
 QT_BEGIN_NAMESPACE
 
 /*!
@@ -138,12 +140,21 @@ thread_local bool tlInvokeSlotsGone = false;
 
 // Which calls an invoke route carries: any invoke to the receiver (member null), or the
 // invokeBatched() calls of one member function (impl is its batch slot type's function, member
-// its pointer's bytes, zero-padded: a member function pointer has no other identity).
+// the pointer, memberSize bytes, compared with equals: a member function pointer has no other
+// identity). The same impl means the same pointer type, so the same equals.
 struct InvokeKey
 {
     QFunnelSlotImpl impl = nullptr;
-    const quintptr *member = nullptr; // QFunnelMemberKeyWords words, or null
+    const void *member = nullptr;
+    std::size_t memberSize = 0;
+    QFunnelMemberEquals equals = nullptr;
 };
+
+// The key of batchedInvokeTarget(), the earlier entry point: words compared as bytes.
+bool memberWordsEqual(const void *a, const void *b)
+{
+    return std::memcmp(a, b, sizeof(quintptr) * QFunnelMemberKeyWords) == 0;
+}
 
 // The calling thread's recently used invoke slot objects, each holding a reference: those of
 // plain invokes, and apart from them (so that an invoke compares no more than it did before
@@ -213,19 +224,12 @@ private:
 
         bool matches(QFunnelCore *c, const QObject *r, const InvokeKey &key) const noexcept
         {
-            if (receiver != r || core != c || impl != key.impl)
-                return false;
-            for (int i = 0; i < QFunnelMemberKeyWords; ++i) {
-                if (member[i] != key.member[i])
-                    return false;
-            }
-            return true;
+            return receiver == r && core == c && impl == key.impl && key.equals(member, key.member);
         }
         void setKey(const InvokeKey &key) noexcept
         {
             impl = key.impl;
-            for (int i = 0; i < QFunnelMemberKeyWords; ++i)
-                member[i] = key.member[i];
+            std::memcpy(member, key.member, key.memberSize);
         }
     };
     // The most recent Size entries; the oldest makes room.
@@ -357,11 +361,13 @@ QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *receiver, const char 
                            where);
 }
 
-QFunnelRoute *batchedInvokeTarget(QFunnel *funnel, const QObject *receiver, QFunnelSlotImpl impl,
-                                  const quintptr *member, void *(*newSlot)(const void *member),
-                                  const char *where)
+QFunnelRoute *batchedInvokeRoute(QFunnel *funnel, const QObject *receiver, QFunnelSlotImpl impl,
+                                 const void *member, std::size_t memberSize,
+                                 QFunnelMemberEquals equals, void *(*newSlot)(const void *member),
+                                 const char *where)
 {
-    const InvokeKey key { impl, member };
+    Q_ASSERT(memberSize <= sizeof(quintptr) * QFunnelMemberKeyWords);
+    const InvokeKey key { impl, member, memberSize, equals };
     if (Q_LIKELY(funnel && receiver && tlInvokeSlots)) {
         QFunnelCore *core = QFunnelPrivate::get(funnel)->core;
         if (QFunnelRoute *route = tlInvokeSlots->findBatched(core, receiver, key)) {
@@ -370,6 +376,15 @@ QFunnelRoute *batchedInvokeTarget(QFunnel *funnel, const QObject *receiver, QFun
         }
     }
     return newInvokeTarget(funnel, receiver, key, newSlot, where);
+}
+
+QFunnelRoute *batchedInvokeTarget(QFunnel *funnel, const QObject *receiver, QFunnelSlotImpl impl,
+                                  const quintptr *member, void *(*newSlot)(const void *member),
+                                  const char *where)
+{
+    return batchedInvokeRoute(funnel, receiver, impl, member,
+                              sizeof(quintptr) * QFunnelMemberKeyWords, &memberWordsEqual, newSlot,
+                              where);
 }
 
 } // namespace QtFastConnectPrivate

@@ -52,10 +52,18 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *invokeTarget(QFunnel *funnel, const QObject *
 Q_FASTCONNECT_EXPORT void postInvoke(QFunnelRoute *route, QFunnelCall *call);
 // invokeBatched(): the route that carries the calling thread's invokeBatched() calls of one
 // member function to receiver, with a reference for the caller's call; as invokeTarget()
-// otherwise. impl: the batch slot type's function; member: the member function pointer's
-// bytes, zero-padded to QFunnelMemberKeyWords words (compared as they are); newSlot: makes the
-// slot object from them, on the thread's first call.
+// otherwise. impl: the batch slot type's function; member: the member function pointer
+// (memberSize bytes, at most QFunnelMemberKeyWords words), compared with equals, the pointer
+// type's ==: MSVC's member function pointers can carry padding, whose bytes are whatever the
+// stack held; newSlot: makes the slot object from it, on the thread's first call.
 inline constexpr int QFunnelMemberKeyWords = 4; // MSVC's largest member function pointer
+using QFunnelMemberEquals = bool (*)(const void *a, const void *b);
+Q_FASTCONNECT_EXPORT QFunnelRoute *
+batchedInvokeRoute(QFunnel *funnel, const QObject *receiver, QFunnelSlotImpl impl,
+                   const void *member, std::size_t memberSize, QFunnelMemberEquals equals,
+                   void *(*newSlot)(const void *member), const char *where);
+// The same for inline code built against an earlier header, which passes the pointer's bytes
+// zero-padded to QFunnelMemberKeyWords words, compared as bytes.
 Q_FASTCONNECT_EXPORT QFunnelRoute *batchedInvokeTarget(QFunnel *funnel, const QObject *receiver,
                                                        QFunnelSlotImpl impl, const quintptr *member,
                                                        void *(*newSlot)(const void *member),
@@ -201,6 +209,12 @@ void *qfcNewBatchInvokeSlot(const void *member)
     return new Slot(*static_cast<const Func *>(member));
 }
 
+template<typename Func>
+bool qfcMemberEquals(const void *a, const void *b)
+{
+    return *static_cast<const Func *>(a) == *static_cast<const Func *>(b);
+}
+
 template<typename Stored>
 struct QFunnelStoredTuple;
 template<typename... S>
@@ -215,11 +229,9 @@ bool invokeBatchedChecked(QFunnel *funnel, const QObject *receiver, Func slot, A
     using Slot = QFunnelBatchMemberSlot<Func, Stored>;
     using CallNode = typename Slot::CallNode;
     static_assert(sizeof(Func) <= sizeof(quintptr) * QFunnelMemberKeyWords);
-    quintptr member[QFunnelMemberKeyWords] = {};
-    std::memcpy(member, &slot, sizeof(slot));
-    QFunnelRoute *route =
-            batchedInvokeTarget(funnel, receiver, &qfcSlotImpl<Slot>, member,
-                                &qfcNewBatchInvokeSlot<Slot, Func>, "QtFastConnect::invokeBatched");
+    QFunnelRoute *route = batchedInvokeRoute(
+            funnel, receiver, &qfcSlotImpl<Slot>, &slot, sizeof(Func), &qfcMemberEquals<Func>,
+            &qfcNewBatchInvokeSlot<Slot, Func>, "QtFastConnect::invokeBatched");
     if (!route)
         return false;
     QFunnelCall *call = nullptr;

@@ -17,6 +17,7 @@
 #include <QtTest/qtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -135,6 +136,7 @@ private Q_SLOTS:
     void invokeBatchedSeveralArgumentsMakeTuples();
     void invokeBatchedToADeletedReceiver();
     void invokeBatchedBadCalls();
+    void invokeBatchedKeyComparesMemberPointersNotBytes();
 };
 
 void tst_Batched::deliversEveryCallInOrderLikeQtQueued()
@@ -778,6 +780,42 @@ void tst_Batched::invokeBatchedBadCalls()
                          "(funnel)");
     QVERIFY(!QtFastConnect::invokeBatched(nullptr, &sink, &Sink::onValues, quint64(1)));
     QCOMPARE(funnel.statistics().emitted, 0u);
+}
+
+// MSVC's member function pointers of some classes carry padding, whose bytes are whatever the
+// stack held: invokeBatched()'s route cache must compare them with ==, as connects do, or every
+// call misses and batches shrink to one item. Two copies of one pointer whose padding differs,
+// through the library's entry point: one route.
+void tst_Batched::invokeBatchedKeyComparesMemberPointersNotBytes()
+{
+    using Func = decltype(&Sink::onValues);
+    using Slot = QtFastConnectPrivate::QFunnelBatchMemberSlot<Func, QtPrivate::List<quint64>>;
+    struct Padded
+    {
+        Func member;
+        char padding[8];
+    };
+    static_assert(sizeof(Padded) <= sizeof(quintptr) * QtFastConnectPrivate::QFunnelMemberKeyWords);
+    Padded a, b;
+    std::memset(&a, 0x11, sizeof a);
+    std::memset(&b, 0x22, sizeof b);
+    a.member = b.member = &Sink::onValues;
+    const auto equals = [](const void *x, const void *y) {
+        return static_cast<const Padded *>(x)->member == static_cast<const Padded *>(y)->member;
+    };
+    QFunnel funnel;
+    Sink sink;
+    auto route = [&](const Padded &key) {
+        return QtFastConnectPrivate::batchedInvokeRoute(
+                &funnel, &sink, &QtFastConnectPrivate::qfcSlotImpl<Slot>, &key, sizeof(Padded),
+                equals, &QtFastConnectPrivate::qfcNewBatchInvokeSlot<Slot, Func>, "test");
+    };
+    QtFastConnectPrivate::QFunnelRoute *first = route(a);
+    QtFastConnectPrivate::QFunnelRoute *second = route(b);
+    QVERIFY(first);
+    QCOMPARE(second, first);
+    QtFastConnectPrivate::releaseRoute(first); // the calls' references this test never used
+    QtFastConnectPrivate::releaseRoute(second);
 }
 
 #include "tst_batched.moc"
