@@ -231,6 +231,7 @@ private:
     void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }
     bool postWake(quint64 fence, WakeKind kind);
     void settle(bool leftover);
+    void waitForPassLock();
     void budgetResumedPass();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
     qsizetype markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept;

@@ -26,6 +26,9 @@
 
 #include <QtCore/private/qobject_p.h>
 
+#include <chrono>
+#include <thread>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -210,11 +213,17 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
         return;
     }
     // Taken by another thread only while it finishes a pass of the receiver's old thread, checks
-    // for a stall or drops calls; it settles what it leaves when it unlocks.
+    // for a stall or drops calls; it settles what it leaves when it unlocks. A barrier waits for
+    // it instead: what that holder leaves would run after the events flush()'s thread posted
+    // behind the barrier. (A slot of the old thread's pass that waits for this thread, moving
+    // its receiver here first, deadlocks then; the old thread's pass stops after that slot.)
     if (!m_passLock.tryLock()) {
-        if (kind == WakeKind::Resume)
-            m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
-        return;
+        if (kind != WakeKind::Barrier) {
+            if (kind == WakeKind::Resume)
+                m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
+            return;
+        }
+        waitForPassLock();
     }
     m_passOwner.store(self, std::memory_order_relaxed);
     QThreadData *const here = QObjectPrivate::get(receiver)->threadData.loadRelaxed();
@@ -233,6 +242,17 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
                  WakeKind::Resume);
     } else if (moved) {
         settle(leftover);
+    }
+}
+
+// Only try-locked elsewhere, and held briefly by other threads: a barrier's wait polls it.
+void QFunnelInbox::waitForPassLock()
+{
+    for (int tries = 0; !m_passLock.tryLock(); ++tries) {
+        if (tries < 64)
+            QThread::yieldCurrentThread();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
 }
 

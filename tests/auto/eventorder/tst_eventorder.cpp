@@ -183,6 +183,29 @@ public:
     }
 };
 
+// Its first call moves it to the main thread and then blocks its old thread, inside the
+// delivery pass, until released; later calls log in the main thread.
+class MovingReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    QThread *target = nullptr;
+    std::atomic<bool> moved { false };
+    std::atomic<bool> release { false };
+    QList<int> log; // main thread only
+    void onCall(int i)
+    {
+        if (i > 0) {
+            log.append(i);
+            return;
+        }
+        moveToThread(target);
+        moved.store(true, std::memory_order_release);
+        while (!release.load(std::memory_order_acquire))
+            QThread::yieldCurrentThread();
+    }
+};
+
 template<typename Predicate>
 bool waitFor(Predicate done)
 {
@@ -221,6 +244,8 @@ private Q_SLOTS:
     void markersKeepTheirPlace();
     void flushThenDeleteLater_data();
     void flushThenDeleteLater();
+    void flushBarrierWhileAnotherThreadHoldsThePass_data();
+    void flushBarrierWhileAnotherThreadHoldsThePass();
 };
 
 static const QRegularExpression
@@ -373,6 +398,59 @@ void tst_EventOrder::markersKeepTheirPlace()
               "(order held for %.1f%%)",
               pauseUs ? "paced" : "a flood", log.markersBeforeEarlierCall, n,
               100.0 * (n - log.markersBeforeEarlierCall) / n);
+}
+
+// flush() makes every call the thread emitted before it run before any event it posts after
+// it. Here the receiver's thread handles flush()'s barrier wake-up while another thread holds
+// the receiver's pass (its old thread, in a slot that moved it and still runs): the barrier's
+// calls must still run before the event posted after flush(), as Qt's queued call runs before
+// an event posted after it.
+void tst_EventOrder::flushBarrierWhileAnotherThreadHoldsThePass_data()
+{
+    QTest::addColumn<int>("path");
+    QTest::newRow("qt-queued") << int(QtQueued);
+    QTest::newRow("funnel") << int(Funnel);
+}
+
+void tst_EventOrder::flushBarrierWhileAnotherThreadHoldsThePass()
+{
+    QFETCH(int, path);
+    if (skipQtUnderTsan(path))
+        QSKIP("Qt's queued path is not instrumented");
+    QThread old;
+    old.start();
+    CallSender sender;
+    MovingReceiver r;
+    r.target = QThread::currentThread();
+    r.moveToThread(&old);
+    if (path == Funnel)
+        QVERIFY(QtFastConnect::connect(&sender, &CallSender::call, &r, &MovingReceiver::onCall));
+    else
+        QVERIFY(connect(&sender, &CallSender::call, &r, &MovingReceiver::onCall,
+                        Qt::QueuedConnection));
+    Q_EMIT sender.call(0);
+    QDeadlineTimer deadline(HangTimeoutMs);
+    while (!r.moved.load(std::memory_order_acquire) && !deadline.hasExpired())
+        QThread::yieldCurrentThread();
+    QVERIFY(r.moved.load(std::memory_order_acquire));
+    // The receiver lives here now; its old thread still runs the first call's slot.
+    Q_EMIT sender.call(1);
+    if (path == Funnel)
+        QtFastConnect::flush();
+    QMetaObject::invokeMethod(
+            &r, [&r] { r.log.append(-1); }, Qt::QueuedConnection);
+    // Released while this thread handles its events (and, with the funnel, the barrier).
+    std::thread releaser([&r] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        r.release.store(true, std::memory_order_release);
+    });
+    const bool done = waitFor([&r] { return r.log.size() == 2; });
+    r.release.store(true, std::memory_order_release);
+    releaser.join();
+    old.quit();
+    QVERIFY(old.wait(HangTimeoutMs));
+    QVERIFY(done);
+    QCOMPARE(r.log, QList<int>({ 1, -1 }));
 }
 
 void tst_EventOrder::flushThenDeleteLater_data()
