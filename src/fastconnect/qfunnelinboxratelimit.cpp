@@ -62,11 +62,14 @@ qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *rece
     if (!m_passNowNs)
         m_passNowNs = steadyClockNs();
     // Due, but with nothing parked when its group came due (its producer had emitted nothing
-    // meanwhile): it joins the group still waiting, if one is, rather than run in a pass (and a
-    // view layout) of its own and start a clock of its own. Not the calls this pass put back
-    // (pastUnparked: they are the group that came due). Waiting only delays its batch.
+    // meanwhile): it joins the group still waiting, if one is due within its own interval,
+    // rather than run in a pass (and a view layout) of its own and start a clock of its own.
+    // Not the calls this pass put back (pastUnparked: they are the group that came due).
+    // Waiting only delays its batch, by less than its interval: a group of slower connections
+    // would hold it back by theirs.
     if (pastUnparked && route->notBeforeNs <= m_passNowNs) {
-        if (const qint64 groupDueNs = m_parked.batchGroupDue(); groupDueNs > m_passNowNs)
+        const qint64 groupDueNs = m_parked.batchGroupDue();
+        if (groupDueNs > m_passNowNs && groupDueNs - m_passNowNs < route->rateLimitNs)
             route->notBeforeNs = groupDueNs;
     }
     // Parked calls of its own that wait for their group (unparkDue()): these wait behind them.

@@ -137,6 +137,7 @@ private Q_SLOTS:
     void invokeBatchedToADeletedReceiver();
     void invokeBatchedBadCalls();
     void invokeBatchedKeyComparesMemberPointersNotBytes();
+    void rateLimitedConnectionWaitsForNoSlowerGroup();
 };
 
 void tst_Batched::deliversEveryCallInOrderLikeQtQueued()
@@ -816,6 +817,55 @@ void tst_Batched::invokeBatchedKeyComparesMemberPointersNotBytes()
     QCOMPARE(second, first);
     QtFastConnectPrivate::releaseRoute(first); // the calls' references this test never used
     QtFastConnectPrivate::releaseRoute(second);
+}
+
+// Two rate-limited batched connections to one receiver, 16 ms and 1,000 ms, both fed one value
+// every 40 ms: the fast one's batches run as its own interval allows, a value or so each, not
+// held back to the slow one's group (which took 25 values per batch).
+void tst_Batched::rateLimitedConnectionWaitsForNoSlowerGroup()
+{
+    using namespace std::chrono_literals;
+    constexpr quint64 N = 30;
+    QFunnel funnel;
+    Source fast;
+    Source slow;
+    QObject context;
+    QList<qsizetype> fastBatches;
+    QList<quint64> fastValues;
+    QList<quint64> slowValues;
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &fast, &Source::value, &context,
+            [&](QList<quint64> batch) {
+                fastBatches.append(batch.size());
+                fastValues.append(batch);
+            },
+            QtFastConnect::rateLimit(16ms)));
+    QVERIFY(QtFastConnect::connectBatched(
+            &funnel, &slow, &Source::value, &context,
+            [&](QList<quint64> batch) { slowValues.append(batch); },
+            QtFastConnect::rateLimit(1000ms)));
+    std::thread feeder([&] {
+        const auto start = std::chrono::steady_clock::now();
+        for (quint64 i = 1; i <= N; ++i) {
+            Q_EMIT slow.value(i);
+            Q_EMIT fast.value(i);
+            std::this_thread::sleep_until(start + i * 40ms);
+        }
+        funnel.flush();
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(fastValues.size() == qsizetype(N) && slowValues.size() == qsizetype(N),
+                             20000);
+    feeder.join();
+    QCOMPARE(fastValues, oneTo(N));
+    QCOMPARE(slowValues, oneTo(N));
+    // At one value per 40 ms and 16 ms, a batch holds one value, a few where the main thread
+    // was held up; half the slow interval's worth means it waited for the slow connection.
+    const qsizetype largest = *std::max_element(fastBatches.cbegin(), fastBatches.cend());
+    QVERIFY2(largest < 12,
+             qPrintable(
+                     QStringLiteral("%1 batches of the 16 ms connection, the largest of %2 values")
+                             .arg(fastBatches.size())
+                             .arg(largest)));
 }
 
 #include "tst_batched.moc"
