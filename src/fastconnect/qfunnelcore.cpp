@@ -28,6 +28,7 @@ void QFunnelCore::stop()
     m_admission.wakeBlockedProducers();
     m_relay.stopAndJoin();
     sweepStoppedQueue();
+    m_parkedTimer.stop();
     m_inboxes.dropAllPending();
     m_inboxes.dropDeferred(); // and the references the relay's deferred drops hold
     m_queue.releaseSpares();

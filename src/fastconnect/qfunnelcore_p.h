@@ -18,6 +18,7 @@
 #include "qfunneladmission_p.h"
 #include "qfunnelinboxregistry_p.h"
 #include "qfunnelqueue_p.h"
+#include "qfunnelparkedtimer_p.h"
 #include "qfunnelrelay_p.h"
 
 #include <QtCore/qlist.h>
@@ -68,6 +69,7 @@ public:
     QFunnelRelay &relay() noexcept { return m_relay; }
     QFunnelAdmission &admission() noexcept { return m_admission; }
     QFunnelInboxRegistry &inboxes() noexcept { return m_inboxes; }
+    QFunnelParkedTimer &parkedTimer() noexcept { return m_parkedTimer; }
 
     // Statistics, summed on read (QFunnel::statistics()): emissions counted per producer lane,
     // and drops counted wherever a call is dropped.
@@ -99,6 +101,7 @@ private:
     QFunnelAdmission m_admission { m_stopped, m_inboxes };
     QFunnelQueue m_queue;
     QFunnelRelay m_relay { m_queue };
+    QFunnelParkedTimer m_parkedTimer;
 };
 
 } // namespace QtFastConnectPrivate

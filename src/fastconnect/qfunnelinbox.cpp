@@ -99,7 +99,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     // next wake-up), within a budget; then it yields to the event loop.
     // Rate-limited calls that came due run before the pass yields: with a view, one layout for
     // the batches of a group (see QFunnelParkedCalls).
-    const qsizetype due = Q_UNLIKELY(!m_parked.isEmpty()) ? unparkDue(receiver) : 0;
+    const qsizetype due = Q_UNLIKELY(!m_parked.isEmpty()) ? unparkDue() : 0;
     qsizetype handled = 0;
     if (Q_UNLIKELY(core->admission().evicting()))
         evictOldest();

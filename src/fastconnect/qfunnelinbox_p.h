@@ -264,9 +264,9 @@ private:
     bool claimLatest(QFunnelCall *call);
     qsizetype deliverRateLimited(QFunnelCall *call, QObject *receiver);
     qsizetype deliverRateLimitedBatch(QFunnelCall *call, QObject *receiver, bool pastUnparked);
-    void park(QFunnelCall *first, QFunnelCall *last, qsizetype n, QObject *receiver);
-    qsizetype unparkDue(QObject *receiver);
-    void armParkedTimer(qint64 dueNs, QObject *receiver);
+    void park(QFunnelCall *first, QFunnelCall *last, qsizetype n);
+    qsizetype unparkDue();
+    void armParkedTimer(qint64 dueNs);
     void evictOldest();
     // Single writer (the pass lock's holder, which orders successive writers); no locked
     // instruction.

@@ -5,10 +5,9 @@
 // for its interval (parked: QFunnelParkedCalls), and the timer that wakes the inbox for them.
 
 #include "qfunnelinbox_p.h"
+#include "qfunnelcore_p.h"
 #include "qfunnelreceiverguard_p.h"
 #include "qfunnelroute_p.h"
-
-#include <QtCore/qtimer.h>
 
 #include <limits>
 #include <utility>
@@ -35,7 +34,7 @@ qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
         for (QFunnelCall *c = m_parked.take(route, &superseded); c;)
             route->destroyCall(std::exchange(c, c->next));
         bump(m_coalesced, quint64(superseded));
-        park(call, call, 1, receiver);
+        park(call, call, 1);
         return superseded;
     }
     if (claimLatest(call)) {
@@ -82,7 +81,7 @@ qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *rece
             m_first = m_first->next;
             ++n;
         }
-        park(call, last, n, receiver);
+        park(call, last, n);
         return 0;
     }
     // From the pass's clock, not the slot's: the receiver's connections whose batches run in
@@ -100,76 +99,39 @@ qsizetype QFunnelInbox::deliverRateLimitedBatch(QFunnelCall *call, QObject *rece
     return runBatch(route, receiver, std::numeric_limits<int>::max());
 }
 
-namespace {
-// The functor of the rate-limit timer: holds a reference on its inbox until Qt destroys the
-// timer: after it fired, or unfired (its receiver was destroyed first: Qt then does not call
-// it; or its thread's event dispatcher went away).
-class ParkedCallsDue
-{
-public:
-    explicit ParkedCallsDue(QFunnelInbox *inbox) : m_inbox(inbox) { m_inbox->ref(); }
-    ParkedCallsDue(const ParkedCallsDue &other) : m_inbox(other.m_inbox) { m_inbox->ref(); }
-    ParkedCallsDue(ParkedCallsDue &&other) noexcept
-        : m_inbox(std::exchange(other.m_inbox, nullptr)), m_fired(other.m_fired)
-    {}
-    ParkedCallsDue &operator=(const ParkedCallsDue &) = delete;
-    ~ParkedCallsDue()
-    {
-        if (!m_inbox)
-            return;
-        if (!m_fired)
-            m_inbox->parkedTimerLost();
-        m_inbox->deref();
-    }
-    void operator()()
-    {
-        m_fired = true;
-        m_inbox->parkedCallsDue();
-    }
-
-private:
-    QFunnelInbox *m_inbox;
-    bool m_fired = false;
-};
-} // namespace
-
 // With m_passLock held, in the receiver's thread: the n calls first..last of one connection
 // wait until its interval has passed.
-void QFunnelInbox::park(QFunnelCall *first, QFunnelCall *last, qsizetype n, QObject *receiver)
+void QFunnelInbox::park(QFunnelCall *first, QFunnelCall *last, qsizetype n)
 {
     QFunnelRoute *route = first->route;
     if (m_parked.park(route, first, last, n, route->notBeforeNs))
-        armParkedTimer(route->notBeforeNs, receiver);
+        armParkedTimer(route->notBeforeNs);
 }
 
 // With m_passLock held, as a pass starts: the parked calls that are due join the front of the
 // pending list (returns how many); a timer is armed for the next of the others to be due.
-qsizetype QFunnelInbox::unparkDue(QObject *receiver)
+qsizetype QFunnelInbox::unparkDue()
 {
     m_passNowNs = steadyClockNs();
     qint64 nextDueNs = 0;
     const qsizetype n = m_parked.unparkDueInto(m_first, m_last, m_passNowNs, &nextDueNs);
     if (nextDueNs && m_parked.needsTimerFor(nextDueNs))
-        armParkedTimer(nextDueNs, receiver);
+        armParkedTimer(nextDueNs);
     return n;
 }
 
-// With m_passLock held, in the receiver's thread (the timer is this thread's).
-void QFunnelInbox::armParkedTimer(qint64 dueNs, QObject *receiver)
+// With m_passLock held, in the receiver's thread: the funnel's timer thread, not this one's
+// event loop, so that the receiver's old thread, blocked after it moved the receiver, holds
+// nothing up (QFunnelParkedTimer). A stopped funnel arms none: its calls are dropped.
+void QFunnelInbox::armParkedTimer(qint64 dueNs)
 {
-    const qint64 delayMs = (dueNs - steadyClockNs() + 999999) / 1000000;
-    QTimer::singleShot(std::chrono::milliseconds(qMax<qint64>(delayMs, 0)), Qt::PreciseTimer,
-                       receiver, ParkedCallsDue(this));
+    m_core->parkedTimer().arm(this, dueNs);
 }
 
 void QFunnelInbox::parkedTimerLost()
 {
-    // The next park arms a new timer. A dead receiver's parked calls are dropped now (nothing
-    // else would: no wake-up may be pending for them). A live one's timer went with the thread
-    // it was armed in (Qt parents a single-shot timer to that thread's event dispatcher, which
-    // the thread deletes when it finishes): the receiver was moved to another thread since, or
-    // its thread finished. A wake-up follows the receiver wherever it lives now, and the pass
-    // there parks what is not due yet again, with a timer of that thread.
+    // The funnel stopped before the calls were due: the next pass, or the stop's sweep, drops
+    // them. A dead receiver's are dropped now (no wake-up may be pending for them).
     m_parked.timerGone();
     if (m_guard->isAlive())
         wakeForAll();
@@ -179,8 +141,8 @@ void QFunnelInbox::parkedTimerLost()
 
 void QFunnelInbox::parkedCallsDue()
 {
-    // The timer runs in the thread whose passes read the flag (the receiver's, unless it moved;
-    // then the wake-up below reaches it, and a second timer at worst costs a pass).
+    // In the timer's thread. [P18] The wake-up below is posted after the flag is cleared: the
+    // pass it starts sees it cleared (Qt's posted-event lock orders the two).
     m_parked.timerGone();
     wakeForAll();
 }

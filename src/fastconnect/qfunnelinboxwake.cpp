@@ -96,13 +96,13 @@ bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
     if (Q_LIKELY(m_guard->post(e)))
         return true;
     // The receiver was destroyed: drop its calls here, with whatever follows them; unless this
-    // is the relay, which leaves that to a thread that runs user code.
+    // is the relay or the rate-limit timer, which leave that to a thread that runs user code.
     e->disarm();
     delete e;
     m_wakesPending.fetch_sub(1, std::memory_order_relaxed);
     if (kind == WakeKind::Resume)
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
-    if (QFunnelRelay::isRelayThread()) {
+    if (QFunnelRelay::isRelayThread() || QFunnelParkedTimer::isTimerThread()) {
         m_core->inboxes().deferDrop(m_core, this);
         return false;
     }

@@ -72,13 +72,15 @@ public:
     {
         if (m_timerArmed.load(std::memory_order_relaxed) && dueNs >= m_timerDueNs)
             return false;
-        // [P18] Relaxed: the pass lock orders this with the next park(); the timer's handler
-        // only clears the flag, in the same thread.
+        // [P18] Relaxed: the pass lock orders this with the next park(); the timer thread
+        // only clears the flag, before the wake-up it posts (whose pass then arms again if
+        // needed): a stale value costs one extra timer or pass.
         m_timerArmed.store(true, std::memory_order_relaxed);
         m_timerDueNs = dueNs;
         return true;
     }
-    // The timer fired, or went away unfired: the next park() arms a new one. [P18]
+    // The timer fired, or went away unfired (the funnel stopped): the next park() arms a new
+    // one. [P18]
     void timerGone() noexcept { m_timerArmed.store(false, std::memory_order_relaxed); }
 
     // Takes route's parked calls out (linked oldest to newest, the last one's link null); sets

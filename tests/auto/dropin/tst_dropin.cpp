@@ -94,6 +94,7 @@ class tst_DropIn : public QObject
 private Q_SLOTS:
     void connectThenMoveOldThreadFinished();
     void pendingCallsMoveWithBlockedOldThread();
+    void parkedRateLimitedCallMovesWithBlockedOldThread();
     void orderAcrossThousandMoves();
     void disconnectBySignature();
     void blockedProducerSleeps();
@@ -294,6 +295,49 @@ static qint64 voluntarySwitches(long tid)
     return -1;
 }
 #endif
+
+// The same for a RateLimitCalls call parked in the old thread, waiting for its interval: it
+// runs in the new thread when due, while the old thread stays blocked (as a Qt::QueuedConnection
+// call pending then runs there at once), not when the old thread runs its events again.
+void tst_DropIn::parkedRateLimitedCallMovesWithBlockedOldThread()
+{
+    using namespace std::chrono_literals;
+    QFunnel funnel;
+    Sender s;
+    EventLoopThread old;
+    old.start();
+    auto *r = new Receiver;
+    r->moveToThread(&old);
+    QVERIFY(QtFastConnect::connect(&funnel, &s, &Sender::value, r, &Receiver::onValue,
+                                   QtFastConnect::rateLimit(200ms)));
+    Q_EMIT s.value(1); // runs at once, and starts the interval
+    QTRY_COMPARE_WITH_TIMEOUT(r->calls.load(), 1, 5000);
+    Q_EMIT s.value(2); // parked in the old thread until the interval has passed
+    funnel.flush();
+    QTest::qWait(50); // delivered to the old thread, and parked there
+
+    g_stage = 0;
+    g_moving.store(r, std::memory_order_release);
+    QMetaObject::invokeMethod(
+            r,
+            [] {
+                g_moving.load(std::memory_order_acquire)
+                        ->moveToThread(QCoreApplication::instance()->thread());
+                g_stage.store(2, std::memory_order_release);
+                while (g_stage.load(std::memory_order_acquire) < 3)
+                    QThread::yieldCurrentThread(); // the old thread stays blocked
+            },
+            Qt::QueuedConnection);
+    const auto releaseOldThread = qScopeGuard([r] {
+        g_stage.store(3, std::memory_order_release);
+        delete r;
+    });
+    while (g_stage.load(std::memory_order_acquire) < 2)
+        QThread::yieldCurrentThread();
+    QTRY_COMPARE_WITH_TIMEOUT(r->calls.load(), 2, 5000);
+    QCOMPARE(r->lastValue.load(), 2);
+    QCOMPARE(r->lastThread.load(), QThread::currentThread());
+}
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
 // is made: it used to wake every millisecond. (It looks for stalled receivers every
