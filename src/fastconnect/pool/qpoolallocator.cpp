@@ -4,7 +4,11 @@
 #include "qpoolallocator_p.h"
 #include "../qfunnelplatform_p.h"
 
+#include <QtCore/qabstracteventdispatcher.h>
+#include <QtCore/qthread.h>
+#include <QtCore/qthreadstorage.h>
 #include <QtCore/qvarlengtharray.h>
+#include <QtCore/private/qcoreapplication_p.h>
 
 #include <cstdlib>
 #include <utility>
@@ -82,6 +86,14 @@ QT_BEGIN_NAMESPACE
     \c thread_local destructor that runs later) is served from an orphaned or new arena, which
     is orphaned again at once.
 
+    A thread started by QThread releases its MultiThreaded arenas earlier, when Qt finishes the
+    thread (with its QThreadStorage data, after the QThread::finished() signal), so that they are
+    destroyed or orphaned when QThread::wait() returns: with Qt 6.4 on Unix, wait() returns
+    before the thread runs its \c thread_local destructors. Its MultiPool arenas, whose chunks
+    only it may free, are released at its exit. To tell a QThread from other threads, a thread's
+    first allocation creates Qt's per-thread data for a thread that has none (as a QObject
+    created in it would), once Qt knows its main thread.
+
     \section1 Returning memory
 
     Pages that have no chunk out are given back by trim(), not automatically: an explicit call
@@ -89,7 +101,7 @@ QT_BEGIN_NAMESPACE
     and are reused (by any pool) before new pages are mapped; on systems with 4 KiB pages their
     memory is released with \c{madvise(MADV_DONTNEED)}. Arenas of exited threads are returned
     when the thread exits (no chunks out) or by a later trim() (once their chunks have come
-    back).
+    back); for a QThread, by the time QThread::wait() returns (see above).
 
     One automatic case: a thread about to wait for room in a full QFunnel returns its arenas'
     pages that have no chunk out, keeping their memory resident for the next arena that needs a
@@ -235,6 +247,10 @@ QT_BEGIN_NAMESPACE
     to trim. Chunks that other threads freed into the caller's arena count as back once this
     call has adopted them.
 
+    The arenas of a thread that was joined (\c{std::thread::join()}) or waited for
+    (QThread::wait(), MultiThreaded arenas) are orphaned or destroyed already: once every chunk
+    of theirs is back, trim() destroys them, and stats() no longer counts them.
+
     Returned pages are kept for reuse by any pool; their memory, and that of the pages which
     threads waiting in a QFunnel left resident, is released to the system where the page size
     is 4 KiB (see QPoolAllocatorStats::pagesCached).
@@ -323,8 +339,11 @@ static_assert(std::is_standard_layout_v<QPoolArena>, "QPoolArena::fromOwnHead() 
 // on slow paths only, and a dlopen()ed library cannot count on static TLS space.
 // Its address identifies the thread (QPoolArena::m_owner).
 thread_local char tlThreadToken = 0;
-// Set when this thread's arenas have been released at its exit.
+// Set when this thread's arenas have been released: when Qt finished the thread (a QThread),
+// or at its exit.
 thread_local bool tlArenasReleased = false;
+// Set while this thread's ReleaseAtFinish is in Qt's thread storage and its ThreadArenas exist.
+thread_local bool tlReleaseAtFinish = false;
 
 // Guards the creation of every pool's QPoolControl.
 Q_CONSTINIT QBasicMutex controlCreationLock;
@@ -533,10 +552,19 @@ struct ThreadArenas
     };
     QVarLengthArray<Entry, 8> entries;
 
-    ~ThreadArenas()
+    // At the thread's exit, releases every arena; when Qt finishes a QThread, all but the
+    // MultiPool ones, whose chunks only this thread may free (a later thread_local destructor
+    // may still free some).
+    void release(bool atExit)
     {
         tlArenasReleased = true;
-        for (const Entry &e : entries) {
+        qsizetype kept = 0;
+        for (qsizetype i = 0; i < entries.size(); ++i) {
+            const Entry e = entries[i];
+            if (!atExit && e.control->model == QPoolThreadModel::MultiPool) {
+                entries[kept++] = e;
+                continue;
+            }
             // From now on this thread's frees of these chunks go to the backlog (MultiThreaded).
             // The pool's always-empty head sends a later allocation to qPoolAllocateSlow(). The
             // address is asked for again: under emulated TLS, the thread's storage may have
@@ -544,12 +572,58 @@ struct ThreadArenas
             *(e.slotOf ? e.slotOf() : e.slot) = &e.pool->sharedArena;
             releaseArena(e.control, e.arena);
         }
+        entries.resize(kept);
+    }
+
+    ~ThreadArenas()
+    {
+        tlReleaseAtFinish = false; // a ReleaseAtFinish that Qt destroys later does nothing
+        release(true);
     }
 };
 using ThreadArenasOf = QFunnelThreadObject<ThreadArenas>;
 
-// A thread allocating after its arenas were released (a thread_local destructor that ran
-// after ours): serve it from an orphan (or new arena) and orphan that again at once.
+// Releases a QThread's arenas when Qt finishes the thread, so that they are orphaned or gone
+// when QThread::wait() returns and a trim() that follows finds them. Qt destroys a thread's
+// QThreadStorage data in QThreadPrivate::finish(), after finished() and before it wakes wait();
+// thread_local destructors, ~ThreadArenas among them, run later, when the thread function
+// returns: after wait() has returned, with Qt 6.4 on Unix (and on Windows if wait() came after
+// finish()).
+struct ReleaseAtFinish
+{
+    ~ReleaseAtFinish()
+    {
+        // Qt also destroys a marker it finds left over when a QThread restarts, and an adopted
+        // thread's in its exit, maybe after ~ThreadArenas, or in another thread on Windows.
+        if (m_thread == &tlThreadToken && std::exchange(tlReleaseAtFinish, false))
+            ThreadArenasOf::local().release(false);
+    }
+    const char *const m_thread = &tlThreadToken;
+};
+
+// At the thread's first arena: registers ReleaseAtFinish if the thread is a running QThread.
+void releaseAtQThreadFinish()
+{
+    // Not before Qt knows its main thread: it takes the first thread that asks for its QThread
+    // to be it.
+    const QThread *mainThread = QCoreApplicationPrivate::theMainThread.loadAcquire();
+    if (!mainThread)
+        return;
+    // Makes Qt's data for a thread that has none (an adopted thread), as a QObject made in it
+    // would. Qt finishes the main thread when the application object is destroyed, and an
+    // adopted thread at its exit: neither is wanted. A QThread has an event dispatcher from
+    // start() to the end of finish(), an adopted thread only if it ran an event loop.
+    if (QThread::currentThread() == mainThread || !QAbstractEventDispatcher::instance())
+        return;
+    // Never destroyed: threads may finish during static destruction.
+    static auto *const markers = new QThreadStorage<ReleaseAtFinish *>;
+    markers->setLocalData(new ReleaseAtFinish); // first: it may destroy a marker left over
+    tlReleaseAtFinish = true;
+}
+
+// A thread allocating after its arenas were released (after Qt finished it, or in a
+// thread_local destructor that ran after ours): serve it from an orphan (or new arena) and
+// orphan that again at once.
 QPoolChunk *allocateAfterRelease(QPoolControl *control)
 {
     QPoolArena *arena = takeArena(control);
@@ -708,8 +782,10 @@ QPoolChunk *allocateSlow(QPoolHandle *pool, QPoolSlotOf slotOf, QPoolArenaHead *
     if (tlArenasReleased)
         return allocateAfterRelease(control);
     QPoolArena *arena = takeArena(control);
-    // The first local() registers its destructor.
-    ThreadArenasOf::local().entries.append({ pool, control, arena, slotOf, slot });
+    ThreadArenas &arenas = ThreadArenasOf::local(); // the first local() registers its destructor
+    if (arenas.entries.isEmpty())
+        releaseAtQThreadFinish(); // the thread's first arena
+    arenas.entries.append({ pool, control, arena, slotOf, slot });
     *slot = arena->head();
     if (QPoolChunk *c = arena->pop()) // an adopted orphan may have free chunks
         return c;

@@ -8,6 +8,8 @@
 #include <QtFastConnect/private/qpoolallocator_p.h>
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qprocess.h>
+#include <QtCore/qsemaphore.h>
+#include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -104,6 +107,7 @@ private Q_SLOTS:
     void multiPoolArenaPerThread();
     void orphanedArenaIsAdopted();
     void allocationAfterThreadExitCleanup();
+    void qthreadArenasReleasedBeforeWaitReturns();
     void stressMultiThreaded();
     void stressSharedPool();
     void pageReuseAndReturn();
@@ -438,6 +442,71 @@ void tst_QPoolAllocator::allocationAfterThreadExitCleanup()
     QCOMPARE(s.arenas, 0);
     QCOMPARE(s.orphanedArenas, 0);
     QCOMPARE(s.pagesInUse, 0);
+}
+
+namespace {
+using FinishPool = QPoolAllocator<240>;
+
+// Constructed after the thread's first pool allocation, so destroyed before ~ThreadArenas: holds
+// the thread in its thread_local destructors until the test lets it go.
+struct ExitGate
+{
+    QSemaphore *reached = nullptr;
+    QSemaphore *open = nullptr;
+    ~ExitGate()
+    {
+        if (!reached)
+            return;
+        reached->release();
+        open->tryAcquire(1, 10000); // never for good, should the test fail first
+    }
+};
+thread_local ExitGate tlExitGate;
+} // namespace
+
+// A QThread's arenas are released when Qt finishes the thread, before QThread::wait() returns:
+// then the arena without chunks out is gone, and the one with a chunk out is an orphan that
+// trim() destroys once the chunk came back. Qt 6.4 on Unix wakes wait() before the thread runs
+// its thread_local destructors, so this checks while the thread is held in them.
+void tst_QPoolAllocator::qthreadArenasReleasedBeforeWaitReturns()
+{
+    QFC_SKIP_UNLESS_THREAD_LOCAL_DESTRUCTORS_WORK();
+    using KeptPool = QPoolAllocator<272>;
+    QSemaphore reached;
+    QSemaphore open;
+    void *kept = nullptr;
+    std::unique_ptr<QThread> t(QThread::create([&] {
+        FinishPool::deallocate(FinishPool::allocate());
+        kept = KeptPool::allocate();
+        tlExitGate.reached = &reached;
+        tlExitGate.open = &open;
+    }));
+    t->start();
+    QVERIFY(reached.tryAcquire(1, 10000));
+    // Where Qt wakes wait() only after the thread_local destructors, the thread is not finished
+    // yet: then the checks come after them.
+    const bool waitReturnsFirst = t->isFinished();
+    if (!waitReturnsFirst)
+        open.release();
+    const bool waited = t->wait(10000);
+
+    const QPoolAllocatorStats empty = FinishPool::stats();
+    const QPoolAllocatorStats orphan = KeptPool::stats();
+    KeptPool::deallocate(kept);
+    KeptPool::trim();
+    const QPoolAllocatorStats trimmed = KeptPool::stats();
+    if (waitReturnsFirst)
+        open.release(); // before any check can return: the thread exits
+    QVERIFY(waited);
+    qInfo("QThread::wait() returned %s the thread's thread_local destructors",
+          waitReturnsFirst ? "before" : "after");
+
+    QCOMPARE(empty.arenas, 0);
+    QCOMPARE(empty.pagesInUse, 0);
+    QCOMPARE(orphan.arenas, 1);
+    QCOMPARE(orphan.orphanedArenas, 1);
+    QCOMPARE(trimmed.arenas, 0);
+    QCOMPARE(trimmed.pagesInUse, 0);
 }
 
 // Random allocations and frees on several threads, a third of the frees on another thread than
