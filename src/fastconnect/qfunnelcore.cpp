@@ -30,7 +30,7 @@ void QFunnelCore::stop()
     sweepStoppedQueue();
     m_parkedTimer.stop();
     m_inboxes.dropAllPending();
-    m_inboxes.dropDeferred(); // and the references the relay's deferred drops hold
+    m_inboxes.dropAllDeferred(); // and the references the deferred drops hold
     m_queue.releaseSpares();
 }
 

@@ -25,6 +25,7 @@
 #include <QtCore/qmutex.h>
 
 #include <atomic>
+#include <memory>
 
 QT_BEGIN_NAMESPACE
 
@@ -34,6 +35,32 @@ namespace QtFastConnectPrivate {
 // for what the relay must not do itself (user code). False if there is no application (it is
 // being destroyed, or was never created). Any thread.
 bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *));
+
+// A thread receivers were destroyed in (QFunnelReceiverGuard::lastThread()): the calls that
+// reach such a receiver later are dropped there, their arguments' and functors' destructors
+// run there, as Qt destroys a dead receiver's queued calls in the thread that destroyed it.
+// Shared by the guards of the receivers destroyed in it; open until the thread exits.
+class QFunnelLastThread
+{
+    Q_DISABLE_COPY_MOVE(QFunnelLastThread)
+public:
+    QFunnelLastThread() = default;
+    // The calling thread's, or null if it has no event dispatcher (nothing would run a task).
+    static std::shared_ptr<QFunnelLastThread> current();
+    // Runs fn(core) in the thread, soon (its event loop), or at its exit at the latest,
+    // holding a reference on core meanwhile. False once the thread began to exit. Any thread.
+    bool run(QFunnelCore *core, void (*fn)(QFunnelCore *));
+    // Whether the calling thread is this thread.
+    bool isCurrent() const;
+    void close(); // at the thread's exit: runs what is still posted
+
+private:
+    void open();
+
+    mutable QMutex m_lock;
+    QObject *m_target = nullptr; // guarded by m_lock; lives in the thread
+    Qt::HANDLE m_id = nullptr; // guarded by m_lock
+};
 
 // What a funnel is, apart from its QObject face: its stages (queue, relay, admission, the
 // receivers' inboxes), its lifetime and its counters. Reference counted, because routes,

@@ -4,8 +4,11 @@
 #include "qfunnelinboxregistry_p.h"
 #include "qfunnelinbox_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelreceiverguard_p.h"
 
+#include <QtCore/qcoreapplication.h>
 #include <QtCore/qlist.h>
+#include <QtCore/qthread.h>
 
 QT_BEGIN_NAMESPACE
 
@@ -57,37 +60,79 @@ void QFunnelInboxRegistry::dropAllPending()
     }
 }
 
+namespace {
+// Whether the calling thread drops what goes to no receiver's thread: the application's.
+bool isApplicationThread()
+{
+    const QCoreApplication *app = QCoreApplication::instance();
+    return app && app->thread() == QThread::currentThread();
+}
+} // namespace
+
 void QFunnelInboxRegistry::deferDrop(QFunnelCore *core, QFunnelInbox *inbox)
 {
     inbox->ref();
-    bool first;
+    // The receiver's last thread, as Qt destroys a dead receiver's queued calls in the thread
+    // that destroyed it; the application's main thread where that is unknown or gone.
+    std::shared_ptr<QFunnelLastThread> target = inbox->guard()->lastThread();
+    bool first = true;
     {
         QMutexLocker locker(&m_lock);
-        first = m_deferred.isEmpty();
-        m_deferred.append(inbox);
+        for (const Deferred &d : std::as_const(m_deferred))
+            first = first && d.thread != target;
+        m_deferred.append(Deferred { inbox, target, m_clock.elapsed() });
         m_hasDeferred.store(true, std::memory_order_relaxed); // [P16] a hint
     }
-    // The application's main thread drops them soon, unless a producer gets there first. With
-    // no application left (shutdown), no thread runs user code any more: the relay does it.
-    if (first
-        && !runInApplicationThread(core, [](QFunnelCore *c) { c->inboxes().dropDeferred(); })) {
-        dropDeferredNow();
+    if (!first)
+        return; // a task for that thread is on its way
+    const auto dropHere = [](QFunnelCore *c) { c->inboxes().dropDeferred(); };
+    if (target && target->run(core, dropHere))
+        return;
+    if (target) {
+        // Its thread is exiting: the application's thread takes the calls.
+        QMutexLocker locker(&m_lock);
+        for (Deferred &d : m_deferred) {
+            if (d.thread == target)
+                d.thread = nullptr;
+        }
     }
+    // With no application left (shutdown), no thread runs user code any more: the relay does.
+    if (!runInApplicationThread(core, dropHere))
+        dropDeferredNow([](const Deferred &) { return true; });
 }
 
-void QFunnelInboxRegistry::dropDeferredNow()
+void QFunnelInboxRegistry::dropDeferredHere()
+{
+    const bool application = isApplicationThread();
+    dropDeferredNow([application](const Deferred &d) {
+        return d.thread ? d.thread->isCurrent() : application;
+    });
+}
+
+template<typename Which>
+void QFunnelInboxRegistry::dropDeferredNow(Which which)
 {
     QList<QFunnelInbox *> inboxes;
     {
         QMutexLocker locker(&m_lock);
-        inboxes.swap(m_deferred);
-        m_hasDeferred.store(false, std::memory_order_relaxed);
+        m_deferred.removeIf([&](const Deferred &d) {
+            if (!which(d))
+                return false;
+            inboxes.append(d.inbox);
+            return true;
+        });
+        m_hasDeferred.store(!m_deferred.isEmpty(), std::memory_order_relaxed);
     }
     // Not under the lock: dropping runs user code, and the last reference's forget() takes it.
     for (QFunnelInbox *inbox : std::as_const(inboxes)) {
         inbox->dropWhileUndeliverable();
         inbox->deref();
     }
+}
+
+void QFunnelInboxRegistry::dropAllDeferred()
+{
+    dropDeferredNow([](const Deferred &) { return true; });
 }
 
 void QFunnelInboxRegistry::postBarriers()
@@ -103,6 +148,12 @@ void QFunnelInboxRegistry::postBarriers()
 qsizetype QFunnelInboxRegistry::releaseStalled()
 {
     dropDeferred();
+    // A dead receiver's calls whose thread has not run its events for StalledMs hold capacity
+    // that producers wait for: dropped here, as the last resort.
+    const qint64 stalledSinceMs = m_clock.elapsed() - QFunnelInbox::StalledMs;
+    if (m_hasDeferred.load(std::memory_order_relaxed)) // [P16] a hint
+        dropDeferredNow(
+                [stalledSinceMs](const Deferred &d) { return d.sinceMs <= stalledSinceMs; });
     // Not under the lock either: a check may settle a wake-up, and releasing the last reference
     // on an inbox takes the lock (forget()).
     const QList<QFunnelInbox *> inboxes = referencedInboxes();

@@ -22,6 +22,7 @@
 #include <QtCore/qmutex.h>
 
 #include <atomic>
+#include <memory>
 
 QT_BEGIN_NAMESPACE
 
@@ -29,6 +30,7 @@ namespace QtFastConnectPrivate {
 
 class QFunnelCore;
 class QFunnelInbox;
+class QFunnelLastThread;
 class QFunnelReceiverGuard;
 
 // A funnel's inboxes, one per receiver, keyed by the receiver's guard (which lives as long as
@@ -53,19 +55,22 @@ public:
     // A producer waits for room: every stalled receiver's calls stop counting against the
     // capacity (QFunnelInbox::releaseIfStalled()). Returns the credits given back.
     qsizetype releaseStalled();
-    // The relay pushed calls to inbox for a receiver that is dead: a thread that runs user code
-    // drops them (dropDeferred()), not the relay: the application's main thread, or a producer
-    // that gets there first. Takes a reference on inbox.
+    // Calls reached inbox after its receiver died, in a thread that does not drop them itself
+    // (the relay, the rate-limit timer, a thread other than the receiver's last): they are
+    // dropped in the receiver's last thread (QFunnelReceiverGuard::lastThread()), or the
+    // application's main thread if that is unknown or gone, soon. Takes a reference on inbox.
     void deferDrop(QFunnelCore *core, QFunnelInbox *inbox);
-    // Drops what deferDrop() left, in the calling thread: a producer (when it refills its
-    // credits or waits for room), a statistics reader, flush() and stop(). Any thread but a
-    // relay.
+    // Drops what deferDrop() left for the calling thread: its receivers' last thread's task, a
+    // producer (when it refills its credits or waits for room), a statistics reader, flush().
+    // Any thread but a relay.
     void dropDeferred()
     {
         // [P16] Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
         if (Q_UNLIKELY(m_hasDeferred.load(std::memory_order_relaxed)))
-            dropDeferredNow();
+            dropDeferredHere();
     }
+    // Drops all of it, in the calling thread (stop()).
+    void dropAllDeferred();
 
     struct Totals
     {
@@ -74,8 +79,16 @@ public:
     Totals totals();
 
 private:
+    struct Deferred
+    {
+        QFunnelInbox *inbox; // with a reference
+        std::shared_ptr<QFunnelLastThread> thread; // null: the application's
+        qint64 sinceMs; // m_clock
+    };
     QList<QFunnelInbox *> referencedInboxes();
-    void dropDeferredNow();
+    void dropDeferredHere();
+    template<typename Which>
+    void dropDeferredNow(Which which);
 
     const QElapsedTimer m_clock = [] {
         QElapsedTimer t;
@@ -85,7 +98,7 @@ private:
     QMutex m_lock;
     QHash<QFunnelReceiverGuard *, QFunnelInbox *> m_inboxes; // guarded by m_lock
     Totals m_retired; // guarded by m_lock
-    QList<QFunnelInbox *> m_deferred; // guarded by m_lock; each holds a reference
+    QList<Deferred> m_deferred; // guarded by m_lock
     std::atomic<bool> m_hasDeferred { false };
 };
 

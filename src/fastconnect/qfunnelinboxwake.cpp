@@ -95,14 +95,17 @@ bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
     qfcAnnotateRelease(e); // [P21]
     if (Q_LIKELY(m_guard->post(e)))
         return true;
-    // The receiver was destroyed: drop its calls here, with whatever follows them; unless this
-    // is the relay or the rate-limit timer, which leave that to a thread that runs user code.
+    // The receiver was destroyed: its calls, with whatever follows them, are dropped in the
+    // thread it was destroyed in (a thread that knows none drops them here), never by the relay
+    // or the rate-limit timer, which run no user code.
     e->disarm();
     delete e;
     m_wakesPending.fetch_sub(1, std::memory_order_relaxed);
     if (kind == WakeKind::Resume)
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
-    if (QFunnelRelay::isRelayThread() || QFunnelParkedTimer::isTimerThread()) {
+    const std::shared_ptr<QFunnelLastThread> last = m_guard->lastThread();
+    if (QFunnelRelay::isRelayThread() || QFunnelParkedTimer::isTimerThread()
+        || (last && !last->isCurrent())) {
         m_core->inboxes().deferDrop(m_core, this);
         return false;
     }

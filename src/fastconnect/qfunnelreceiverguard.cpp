@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelreceiverguard_p.h"
+#include "qfunnelcore_p.h"
 
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qhash.h>
@@ -212,6 +213,8 @@ void QFunnelReceiverGuard::receiverDestroyed()
     for (const QMetaObject::Connection &c : std::as_const(captures))
         QObject::disconnect(c);
 
+    // Where the calls that reach the receiver from now on are dropped (deferDrop()).
+    m_lastThread = QFunnelLastThread::current();
     // [P11] seq_cst: with the readers' increment, then load of m_receiver (post()).
     m_receiver.store(nullptr, std::memory_order_seq_cst);
     // [P12] A reader that got the receiver before the store is posting to it: the object must

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 
 QT_BEGIN_NAMESPACE
@@ -32,6 +33,8 @@ class QThread;
 class QThreadData;
 
 namespace QtFastConnectPrivate {
+
+class QFunnelLastThread;
 
 // The thread an object lives in, read safely while that thread may move it elsewhere: any
 // thread, as long as the object is not being destroyed concurrently. running: the thread has
@@ -91,6 +94,17 @@ public:
     // A destroyed receiver's has no thread.
     QFunnelThreadState receiverThread();
 
+    // The thread the receiver was destroyed in, once isAlive() or post() read it as dead; null
+    // if that thread has no event dispatcher, or the receiver went without this guard's hook.
+    std::shared_ptr<QFunnelLastThread> lastThread() const
+    {
+        // [P11] acquire: with the hook's store, which follows its write of m_lastThread. (A
+        // receiver whose hook was lost reads as dead before the late hook runs: none then.)
+        if (m_receiver.load(std::memory_order_acquire))
+            return nullptr;
+        return m_lastThread;
+    }
+
     // Whether receiver is this guard's receiver and alive, reading no receiver memory; any
     // thread. Exact unless the receiver is being destroyed concurrently (then either answer may
     // come back).
@@ -109,6 +123,8 @@ private:
     void endRead() noexcept;
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
+    // Set by the hook before it nulls m_receiver, read after: [P11] orders it.
+    std::shared_ptr<QFunnelLastThread> m_lastThread;
     QPointer<QObject> m_weak; // second line: holds even if the hook is lost
     QAtomicInt m_ref { 1 }; // the registry's reference
     // The receiver's capture connections, cut by the hook; guarded by m_lock.

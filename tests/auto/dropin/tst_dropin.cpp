@@ -39,6 +39,42 @@ Q_SIGNALS:
     void sequenced(int producer, quint64 seq);
 };
 
+// An argument that notes where its copies (the ones a queued call stores) are destroyed.
+struct Probe
+{
+    static inline std::atomic<int> copies { 0 };
+    static inline std::atomic<int> destroyedCopies { 0 };
+    static inline std::atomic<int> destroyedElsewhere { 0 }; // not in expectedThread
+    static inline std::atomic<Qt::HANDLE> expectedThread { nullptr };
+    bool copy = false;
+    Probe() = default;
+    Probe(const Probe &) : copy(true) { copies.fetch_add(1, std::memory_order_relaxed); }
+    Probe &operator=(const Probe &) = default;
+    ~Probe()
+    {
+        if (!copy)
+            return;
+        if (QThread::currentThreadId() != expectedThread.load(std::memory_order_relaxed))
+            destroyedElsewhere.fetch_add(1, std::memory_order_relaxed);
+        destroyedCopies.fetch_add(1, std::memory_order_relaxed);
+    }
+};
+Q_DECLARE_METATYPE(Probe)
+
+class ProbeSender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void probe(const Probe &p);
+};
+
+class ProbeReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    void onProbe(const Probe &) {}
+};
+
 class Receiver : public MovableObject
 {
     Q_OBJECT
@@ -95,6 +131,8 @@ private Q_SLOTS:
     void connectThenMoveOldThreadFinished();
     void pendingCallsMoveWithBlockedOldThread();
     void parkedRateLimitedCallMovesWithBlockedOldThread();
+    void deadReceiversArgumentsDestroyedInItsLastThread_data();
+    void deadReceiversArgumentsDestroyedInItsLastThread();
     void orderAcrossThousandMoves();
     void disconnectBySignature();
     void blockedProducerSleeps();
@@ -337,6 +375,59 @@ void tst_DropIn::parkedRateLimitedCallMovesWithBlockedOldThread()
     QTRY_COMPARE_WITH_TIMEOUT(r->calls.load(), 2, 5000);
     QCOMPARE(r->lastValue.load(), 2);
     QCOMPARE(r->lastThread.load(), QThread::currentThread());
+}
+
+// Calls still on their way when their receiver is destroyed are dropped in the thread that
+// destroyed it, as Qt destroys a dead receiver's queued calls in ~QObject's thread: their
+// arguments' destructors never run in the application's thread or in a producer, inside an
+// unrelated emit. A producer floods a receiver in a worker thread, which deletes it mid-flood.
+void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread_data()
+{
+    QTest::addColumn<bool>("funnel");
+    QTest::newRow("qt-queued") << false;
+    QTest::newRow("funnel") << true;
+}
+
+void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
+{
+    QFETCH(bool, funnel);
+    qRegisterMetaType<Probe>();
+    QFunnel f;
+    EventLoopThread worker;
+    worker.start();
+    ProbeSender sender;
+    auto *r = new ProbeReceiver;
+    r->moveToThread(&worker);
+    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &sender, &ProbeSender::probe, r,
+                                                 &ProbeReceiver::onProbe))
+                   : bool(connect(&sender, &ProbeSender::probe, r, &ProbeReceiver::onProbe,
+                                  Qt::QueuedConnection)));
+    Probe::copies = 0;
+    Probe::destroyedCopies = 0;
+    Probe::destroyedElsewhere = 0;
+    Probe::expectedThread = nullptr;
+    QMetaObject::invokeMethod(
+            r,
+            [] {
+                Probe::expectedThread.store(QThread::currentThreadId(), std::memory_order_relaxed);
+            },
+            Qt::BlockingQueuedConnection);
+    std::atomic<bool> stop { false };
+    std::thread producer([&] {
+        const Probe p;
+        while (!stop.load(std::memory_order_relaxed))
+            Q_EMIT sender.probe(p);
+        Q_EMIT sender.probe(p); // after the receiver's death: connected no more
+    });
+    QTest::qWait(50);
+    QMetaObject::invokeMethod(
+            r, [r] { delete r; }, Qt::BlockingQueuedConnection);
+    stop.store(true, std::memory_order_relaxed);
+    producer.join();
+    f.flush();
+    QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(), Probe::copies.load(), 20000);
+    QVERIFY(Probe::copies.load() > 0);
+    QCOMPARE(Probe::destroyedElsewhere.load(), 0);
 }
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
