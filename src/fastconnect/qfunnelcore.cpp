@@ -9,10 +9,7 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelCore::QFunnelCore()
-{
-    m_relay.start();
-}
+QFunnelCore::QFunnelCore() = default;
 
 QFunnelCore::~QFunnelCore()
 {

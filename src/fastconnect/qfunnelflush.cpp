@@ -26,6 +26,7 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
         return lane->noteFlushed(); // none of this thread's calls is in the relay's hands
     // On the heap: a batch is ~4 KiB, too much for small thread stacks.
     auto marker = std::make_unique<QFunnelFlushMarker>();
+    core->relay().ensureStarted();
     core->queue().push(marker.get());
     // As for a call: a marker queued after stop()'s sweep is swept by its own thread.
     if (core->isStopped())

@@ -27,6 +27,11 @@ struct LaneSet
     {
         QFunnelLane::tlCache = { nullptr, nullptr };
         tlLanesGone = true;
+        if (processIsExiting()) {
+            // ExitProcess() ended the relays: nothing would route what this thread queued.
+            qDeleteAll(lanes);
+            return;
+        }
         // Calls emitted from here on bypass the relay (postWithoutLane()): first let the relay
         // route what this thread queued, so that they cannot overtake it.
         QFunnelCore *inFlight = nullptr;
@@ -122,6 +127,7 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
     }
     m_count = 1;
     // The only contended queue operation: once per batch, not per call.
+    m_core->relay().ensureStarted();
     m_core->queue().push(m_open);
 }
 

@@ -61,6 +61,25 @@ void setUpRelayThread() noexcept
 #endif
 }
 
+bool processIsExiting() noexcept
+{
+#if defined(Q_OS_WIN)
+    // RtlDllShutdownInProgress(): exported by ntdll, documented from Windows 10 on (Microsoft,
+    // learn.microsoft.com/windows/win32/devnotes/rtldllshutdowninprogress); Wine has it too.
+    // Looked up, not linked; without it, the answer is no.
+    using ShutdownInProgress = BOOLEAN(NTAPI *)();
+    static const auto inProgress = [] {
+        HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+        return ntdll ? reinterpret_cast<ShutdownInProgress>(
+                       reinterpret_cast<void *>(GetProcAddress(ntdll, "RtlDllShutdownInProgress")))
+                     : nullptr;
+    }();
+    return inProgress && inProgress();
+#else
+    return false;
+#endif
+}
+
 #if defined(Q_OS_WIN)
 // Sleep() and std::this_thread::sleep_for() wait at least one period of the system timer, 1 to
 // 15.6 ms. A timer made with CREATE_WAITABLE_TIMER_HIGH_RESOLUTION (Windows 10 1803 and later)

@@ -60,6 +60,11 @@ void unmapPages(char *pages, std::size_t bytes) noexcept;
 // are that size: a larger system page holds other pool pages, still in use.
 void discardPage(void *page, std::size_t bytes) noexcept;
 
+// Whether the process is exiting (Windows: ExitProcess() has ended the other threads, and the
+// thread-exit callbacks run for the exiting one): nothing may wait for another thread then.
+// False elsewhere, where exit() runs the calling thread's thread_local destructors first.
+bool processIsExiting() noexcept;
+
 #if defined(Q_OS_WIN)
 // Runs destroy(object) when the calling thread exits, the hook registered last first, before
 // the thread-detach notifications of the process's DLLs (a fiber-local storage callback,

@@ -92,12 +92,19 @@ private:
 // tst_qfunnelpolicy::coalesceDeliversOnlyTheLatest hung in about 1 of 10,000 rounds).
 void QFunnelRelay::start()
 {
+    QMutexLocker locker(&m_startLock);
+    if (m_running.load(std::memory_order_relaxed) || m_stopped)
+        return; // started meanwhile; or stopped: what is queued now is swept (QFunnelCore)
     m_thread = std::thread([this] { run(); });
     m_started.acquire();
+    // [P27] release: the thread runs; a producer that reads true queues without the lock.
+    m_running.store(true, std::memory_order_release);
 }
 
 void QFunnelRelay::stopAndJoin()
 {
+    QMutexLocker locker(&m_startLock);
+    m_stopped = true;
     if (!m_thread.joinable())
         return;
     m_queue.push(nullptr);

@@ -16,6 +16,7 @@
 //
 
 #include <QtFastConnect/qfastconnectglobal.h>
+#include <QtCore/qmutex.h>
 #include <QtCore/qsemaphore.h>
 
 #include <atomic>
@@ -52,7 +53,16 @@ public:
     explicit QFunnelRelay(QFunnelQueue &queue) : m_queue(queue) {}
     ~QFunnelRelay() { stopAndJoin(); }
 
-    void start(); // returns once the relay thread runs
+    // Starts the relay thread if it does not run yet, and returns once it runs; called before
+    // anything is queued for it (a batch, a flush marker), not when the funnel is made: a
+    // funnel made while the loader lock is held (a Windows DLL's static initialiser) would wait
+    // for a thread that cannot start under it. Any thread.
+    void ensureStarted()
+    {
+        // [P27] acquire: with start()'s release, after the thread ran.
+        if (Q_UNLIKELY(!m_running.load(std::memory_order_acquire)))
+            start();
+    }
     void stopAndJoin(); // any thread but the relay's; idempotent
 
     // True while the relay is blocked in the queue with no batch in hand; read by producers to
@@ -70,10 +80,14 @@ public:
     quint64 relayedCalls() const noexcept { return m_calls.load(std::memory_order_relaxed); }
 
 private:
+    void start();
     void run();
 
     QFunnelQueue &m_queue;
-    std::thread m_thread;
+    QBasicMutex m_startLock; // one start(); orders it with stopAndJoin()
+    std::thread m_thread; // guarded by m_startLock until m_running is set
+    std::atomic<bool> m_running { false };
+    bool m_stopped = false; // guarded by m_startLock: no start() after stopAndJoin()
     QSemaphore m_started; // released by the relay thread once set up (start())
     std::atomic<bool> m_idle { true };
     std::atomic<quint64> m_rounds { 0 };
