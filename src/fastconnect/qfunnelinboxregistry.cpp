@@ -98,7 +98,7 @@ void QFunnelInboxRegistry::deferDrop(QFunnelCore *core, QFunnelInbox *inbox)
     }
     // With no application left (shutdown), no thread runs user code any more: the relay does.
     if (!runInApplicationThread(core, dropHere))
-        dropDeferredNow([](const Deferred &) { return true; });
+        dropAllDeferred();
 }
 
 void QFunnelInboxRegistry::dropDeferredHere()
