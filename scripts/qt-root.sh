@@ -50,7 +50,7 @@ bootstrap() {
     if [[ ! -x "$root/usr/bin/qmake6" ]]; then
         "$here/scripts/install-deps.sh" mmdebstrap ${arch_args[@]:+arch-test}
         local mirror tmp
-        mirror=$(host_mirror)
+        mirror=$(host_mirror) || exit 1
         tmp=$root.partial
         rm -rf "$tmp"
         echo "qt-root: bootstrapping Debian $name from $mirror into $root (about 1.2 GB)" >&2

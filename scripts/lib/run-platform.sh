@@ -58,15 +58,17 @@ finish() {  # status what
 # cross_sysroot DEBIAN-ARCH: the path of a Debian 12 root of that architecture with Qt's and
 # oneTBB's development files, unpacked once (about 15 s) and cached.
 cross_sysroot() {
-    local arch=$1 roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}
+    local arch=$1 roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots} mirror
     local root=$roots/bookworm-$arch-sysroot
     if [[ ! -e "$root/usr/lib/$triple/cmake/Qt6/Qt6Config.cmake" ]]; then
+        # set -e does not act in here (the caller tests the status): the failure returns itself.
+        mirror=$(host_mirror) || return 1
         mkdir -p "$roots"
         rm -rf "$root.partial"
         mmdebstrap --variant=extract --architectures="$arch" \
             --include=qt6-base-dev,qt6-base-private-dev,libtbb-dev,libstdc++-12-dev,libc6-dev \
             --aptopt='Acquire::Check-Valid-Until "false"' \
-            bookworm "$root.partial" "$(host_mirror)" >"$roots/bookworm-$arch-sysroot.log" 2>&1 ||
+            bookworm "$root.partial" "$mirror" >"$roots/bookworm-$arch-sysroot.log" 2>&1 ||
             { tail -n 20 "$roots/bookworm-$arch-sysroot.log" >&2; return 1; }
         mv "$root.partial" "$root"
     fi
