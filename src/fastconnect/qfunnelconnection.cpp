@@ -38,18 +38,42 @@ QFunnelRoute::~QFunnelRoute()
         core->deref();
 }
 
-// Counts thread finishes for QFunnelReceiverStamp. Connected once per thread, in any thread;
-// runs in the finishing thread.
+namespace {
+// Counts thread finishes for QFunnelReceiverStamp: Qt's slot object of our own type, connected
+// to QThread::finished, so that ThreadSanitizer sees that Qt destroys it (with the QThread, in
+// any thread) after it was made.
+class QFunnelFinishWatch : public QtPrivate::QSlotObjectBase
+{
+public:
+    QFunnelFinishWatch() : QSlotObjectBase(&impl) { qfcAnnotateRelease(this); } // [P22]
+
+private:
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **, bool *ret)
+    {
+        switch (which) {
+        case Call:
+            // [P26] relaxed: QThread::finished runs after Qt set isInFinish under the thread's
+            // mutex and before it wakes QThread::wait(): those order it.
+            qfcThreadsFinishing.fetch_add(1, std::memory_order_relaxed);
+            break;
+        case Destroy:
+            qfcAnnotateAcquire(self); // [P22]
+            delete static_cast<QFunnelFinishWatch *>(self);
+            break;
+        case Compare:
+            *ret = false; // no disconnect() by slot can name it
+            break;
+        }
+    }
+};
+} // namespace
+
+// Connected once per thread, in any thread; runs in the finishing thread.
 static void watchThreadFinish(QThread *thread)
 {
-    QObject::connect(
-            thread, &QThread::finished, thread,
-            [] {
-                // [P26] relaxed: QThread::finished runs after Qt set isInFinish under the
-                // thread's mutex and before it wakes QThread::wait(): those order it.
-                qfcThreadsFinishing.fetch_add(1, std::memory_order_relaxed);
-            },
-            Qt::DirectConnection);
+    static const int finishedIndex = QMetaMethod::fromSignal(&QThread::finished).methodIndex();
+    QObjectPrivate::connect(thread, finishedIndex, thread, new QFunnelFinishWatch,
+                            Qt::DirectConnection);
 }
 
 // Whether a route checked now may be reused unchecked: not while the thread is finishing (its

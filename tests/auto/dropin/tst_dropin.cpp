@@ -9,6 +9,7 @@
 
 #include "eventloopthread.h"
 #include "movableobject.h"
+#include "sanitizers.h"
 #include "threadlocaldestructors.h"
 
 #include <QtFastConnect/qfastconnect.h>
@@ -17,11 +18,13 @@
 #include <QtCore/qfile.h>
 #include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
+#include <QtCore/qset.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -39,24 +42,32 @@ Q_SIGNALS:
     void sequenced(int producer, quint64 seq);
 };
 
-// An argument that notes where its copies (the ones a queued call stores) are destroyed.
+// An argument that notes the threads its copies (the ones a queued call stores) are destroyed in.
 struct Probe
 {
     static inline std::atomic<int> copies { 0 };
     static inline std::atomic<int> destroyedCopies { 0 };
-    static inline std::atomic<int> destroyedElsewhere { 0 }; // not in expectedThread
-    static inline std::atomic<Qt::HANDLE> expectedThread { nullptr };
+    static inline std::mutex lock;
+    static inline QSet<Qt::HANDLE> threads; // guarded by lock
     bool copy = false;
+    bool noted = true; // false: not counted
     Probe() = default;
-    Probe(const Probe &) : copy(true) { copies.fetch_add(1, std::memory_order_relaxed); }
+    explicit Probe(bool noted) : noted(noted) {}
+    Probe(const Probe &other) : copy(true), noted(other.noted)
+    {
+        if (noted)
+            copies.fetch_add(1, std::memory_order_relaxed);
+    }
     Probe &operator=(const Probe &) = default;
     ~Probe()
     {
-        if (!copy)
+        if (!copy || !noted)
             return;
-        if (QThread::currentThreadId() != expectedThread.load(std::memory_order_relaxed))
-            destroyedElsewhere.fetch_add(1, std::memory_order_relaxed);
-        destroyedCopies.fetch_add(1, std::memory_order_relaxed);
+        {
+            std::lock_guard<std::mutex> locker(lock);
+            threads.insert(QThread::currentThreadId());
+        }
+        destroyedCopies.fetch_add(1, std::memory_order_release);
     }
 };
 Q_DECLARE_METATYPE(Probe)
@@ -72,7 +83,17 @@ class ProbeReceiver : public QObject
 {
     Q_OBJECT
 public:
-    void onProbe(const Probe &) {}
+    std::atomic<Qt::HANDLE> ranIn { nullptr };
+    std::atomic<bool> *destroyed = nullptr;
+    ~ProbeReceiver() override
+    {
+        if (destroyed)
+            destroyed->store(true, std::memory_order_release);
+    }
+    void onProbe(const Probe &)
+    {
+        ranIn.store(QThread::currentThreadId(), std::memory_order_relaxed);
+    }
 };
 
 class Receiver : public MovableObject
@@ -379,8 +400,11 @@ void tst_DropIn::parkedRateLimitedCallMovesWithBlockedOldThread()
 
 // Calls still on their way when their receiver is destroyed are dropped in the thread that
 // destroyed it, as Qt destroys a dead receiver's queued calls in ~QObject's thread: their
-// arguments' destructors never run in the application's thread or in a producer, inside an
-// unrelated emit. A producer floods a receiver in a worker thread, which deletes it mid-flood.
+// arguments' destructors never run in the application's thread, or in another producer inside
+// an unrelated emit. (Qt destroys an emission's arguments in the emitting thread, inside that
+// emit, when the emission races with the receiver's destruction: so may the funnel.) Producer
+// A floods a receiver in a worker thread, which deletes it mid-flood; producer B floods another
+// receiver through the same funnel meanwhile.
 void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread_data()
 {
     QTest::addColumn<bool>("funnel");
@@ -391,6 +415,8 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread_data()
 void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
 {
     QFETCH(bool, funnel);
+    if (QfcTest::ThreadSanitized && !funnel)
+        QSKIP("Qt's queued path is not instrumented");
     qRegisterMetaType<Probe>();
     QFunnel f;
     EventLoopThread worker;
@@ -404,30 +430,55 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
                                   Qt::QueuedConnection)));
     Probe::copies = 0;
     Probe::destroyedCopies = 0;
-    Probe::destroyedElsewhere = 0;
-    Probe::expectedThread = nullptr;
-    QMetaObject::invokeMethod(
-            r,
-            [] {
-                Probe::expectedThread.store(QThread::currentThreadId(), std::memory_order_relaxed);
-            },
-            Qt::BlockingQueuedConnection);
+    Probe::threads.clear();
+    std::atomic<bool> destroyed { false };
+    r->destroyed = &destroyed;
+    EventLoopThread otherWorker;
+    otherWorker.start();
+    ProbeSender otherSender;
+    ProbeReceiver other;
+    other.moveToThread(&otherWorker);
+    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &otherSender, &ProbeSender::probe, &other,
+                                                 &ProbeReceiver::onProbe))
+                   : bool(connect(&otherSender, &ProbeSender::probe, &other,
+                                  &ProbeReceiver::onProbe, Qt::QueuedConnection)));
     std::atomic<bool> stop { false };
-    std::thread producer([&] {
+    std::atomic<Qt::HANDLE> producerA { nullptr };
+    std::thread a([&] {
+        producerA.store(QThread::currentThreadId(), std::memory_order_relaxed);
         const Probe p;
         while (!stop.load(std::memory_order_relaxed))
             Q_EMIT sender.probe(p);
         Q_EMIT sender.probe(p); // after the receiver's death: connected no more
     });
+    std::thread b([&] {
+        const Probe p(false);
+        while (!stop.load(std::memory_order_relaxed))
+            Q_EMIT otherSender.probe(p);
+    });
+    // Deleted in its thread while the flood goes on.
     QTest::qWait(50);
-    QMetaObject::invokeMethod(
-            r, [r] { delete r; }, Qt::BlockingQueuedConnection);
+    const Qt::HANDLE receiverThread = r->ranIn.load();
+    QVERIFY(receiverThread); // some calls ran
+    deleteLaterInItsThread(r);
+    QTRY_VERIFY_WITH_TIMEOUT(destroyed.load(std::memory_order_acquire), 20000);
+    QTest::qWait(50); // the relay routes what was on its way meanwhile
     stop.store(true, std::memory_order_relaxed);
-    producer.join();
+    a.join();
+    b.join();
     f.flush();
-    QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(), Probe::copies.load(), 20000);
-    QVERIFY(Probe::copies.load() > 0);
-    QCOMPARE(Probe::destroyedElsewhere.load(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(std::memory_order_acquire),
+                              Probe::copies.load(), 20000);
+    std::lock_guard<std::mutex> locker(Probe::lock);
+    QSet<Qt::HANDLE> elsewhere = Probe::threads;
+    elsewhere.remove(receiverThread);
+    elsewhere.remove(producerA.load());
+    QVERIFY2(elsewhere.isEmpty(),
+             qPrintable(QStringLiteral("argument copies destroyed in %1 other threads (%2)")
+                                .arg(elsewhere.size())
+                                .arg(elsewhere.contains(QThread::currentThreadId())
+                                             ? QStringLiteral("the main thread among them")
+                                             : QStringLiteral("not the main thread"))));
 }
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
