@@ -8,6 +8,7 @@
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
+#include <QtCore/qthread.h>
 
 #include <atomic>
 
@@ -118,14 +119,18 @@ void stopGlobalFunnel()
         QFunnelPrivate::get(f)->core->stop();
 }
 
-// With g_globalFunnelLock held.
-QFunnel *newGlobalFunnel()
+// With g_globalFunnelLock held. home: the thread the funnel lives in, whichever thread creates
+// it: its statistics timer runs there, and setStatisticsInterval() is called there.
+QFunnel *newGlobalFunnel(QThread *home)
 {
     auto *f = new QFunnel;
+    // Not yet seen by any other thread: no timer or posted event to carry along.
+    if (home && f->thread() != home)
+        f->moveToThread(home);
     // Qt runs (and forgets) the post routines when the application is destroyed.
     qAddPostRoutine(stopGlobalFunnel);
-    // [P15] release: pairs with globalInstance()'s acquire; the funnel is complete before it is
-    // seen.
+    // [P15] release: pairs with globalInstance()'s acquire; the funnel is complete, and in its
+    // thread, before it is seen.
     g_globalFunnel.store(f, std::memory_order_release);
     return f;
 }
@@ -137,7 +142,7 @@ Q_NEVER_INLINE QFunnel *firstGlobalFunnel()
     QMutexLocker locker(&g_globalFunnelLock);
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_relaxed))
         return f;
-    return newGlobalFunnel();
+    return newGlobalFunnel(applicationThread());
 }
 
 // Run by every QCoreApplication's constructor (a Qt pre-routine): the global funnel that the
@@ -152,13 +157,20 @@ void renewStoppedGlobalFunnel()
     if (!g_retiredGlobalFunnels)
         g_retiredGlobalFunnels = new QList<QFunnel *>;
     g_retiredGlobalFunnels->append(f);
-    newGlobalFunnel();
+    // This application's thread: the module may not have noted the application yet.
+    newGlobalFunnel(QThread::currentThread());
 }
 } // namespace
 Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 
 /*!
     Returns the application-wide funnel, creating it on first use. Thread-safe.
+
+    The funnel lives in the application's thread (the main thread), whichever thread calls this
+    first, also when that is a worker thread before the QCoreApplication exists (it then lives
+    in the thread Qt takes for the main thread: the first one that used Qt). So
+    setStatisticsInterval() is called from the main thread, and statisticsChanged() and
+    overflowed() are emitted there.
 
     It is stopped, and its relay thread joined, when the QCoreApplication is destroyed (a Qt
     post routine); calls pending then are never run, and their arguments are destroyed, as Qt

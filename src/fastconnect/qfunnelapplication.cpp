@@ -3,7 +3,7 @@
 
 // The threads that run user code for the relay and the rate-limit timer, which must not
 // (QFunnelInboxRegistry::deferDrop()): the thread a receiver was destroyed in, and the
-// application's main thread.
+// application's main thread; which is also the thread the global funnel lives in.
 
 #include "qfunnelcore_p.h"
 #include "qfunnelplatform_p.h"
@@ -14,6 +14,7 @@
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qthread.h>
+#include <QtCore/private/qcoreapplication_p.h>
 #include <QtCore/private/qobject_p.h>
 
 #include <utility>
@@ -149,6 +150,17 @@ bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
     qfcAnnotateRelease(task); // [P21]
     QCoreApplication::postEvent(g_application, task);
     return true;
+}
+
+QThread *applicationThread()
+{
+    QMutexLocker locker(&g_applicationLock);
+    if (g_application)
+        return g_application->thread();
+    // Set by Qt when the first thread made its thread data (a QObject, a QThread, ...), never
+    // null after that. Acquire: pairs with Qt's storeRelease() of it, so that the QThread is
+    // seen constructed (Qt's own readers load it so).
+    return QCoreApplicationPrivate::theMainThread.loadAcquire();
 }
 } // namespace QtFastConnectPrivate
 

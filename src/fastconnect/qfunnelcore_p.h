@@ -62,6 +62,10 @@ private:
     Qt::HANDLE m_id = nullptr; // guarded by m_lock
 };
 
+// The application's thread; while there is no application, Qt's main thread (the first thread
+// that used Qt, which is where Qt expects the application). Any thread.
+QThread *applicationThread();
+
 // What a funnel is, apart from its QObject face: its stages (queue, relay, admission, the
 // receivers' inboxes), its lifetime and its counters. Reference counted, because routes,
 // producer lanes and inboxes may outlive the QFunnel that made them; after stop() it accepts

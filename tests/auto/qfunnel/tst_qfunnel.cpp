@@ -1,17 +1,21 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
+#include "childprocess.h"
 #include "countedvalue.h"
 #include "gatedreceiver.h"
 #include "eventloopthread.h"
 
 #include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfastinvoke.h>
 #include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qprocess.h>
 #include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -21,6 +25,8 @@ class tst_QFunnel : public QObject
 private Q_SLOTS:
     void defaults();
     void globalInstanceIsShared();
+    void globalInstanceLivesInMainThread_data();
+    void globalInstanceLivesInMainThread();
     void setCapacityRejectsBadValues_data();
     void setCapacityRejectsBadValues();
     void fullFunnelBlocksProducersAndLosesNothing();
@@ -49,6 +55,48 @@ void tst_QFunnel::globalInstanceIsShared()
     t->start();
     QVERIFY(t->wait(10000));
     QCOMPARE(fromWorker.load(), fromMain);
+}
+
+namespace {
+// Starts this binary again with TST_QFUNNEL_CHILD=scenario (childMain()), for what needs a
+// fresh process: the global funnel is the process's. Its qWarning()s and report go to stdout.
+void startChild(QProcess &child, const char *scenario)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("TST_QFUNNEL_CHILD"), QString::fromLatin1(scenario));
+    child.setProcessEnvironment(env);
+    child.setProcessChannelMode(QProcess::MergedChannels);
+    child.start(QCoreApplication::applicationFilePath(), {});
+}
+} // namespace
+
+void tst_QFunnel::globalInstanceLivesInMainThread_data()
+{
+    QTest::addColumn<QByteArray>("scenario");
+    QTest::newRow("created by a worker") << QByteArray("global-from-worker");
+    QTest::newRow("created by a worker before the application")
+            << QByteArray("global-from-worker-before-application");
+}
+
+// Whichever thread creates the global funnel, it lives in the main thread, as documented: the
+// main thread sets its statistics interval, and its statisticsChanged() fires there.
+void tst_QFunnel::globalInstanceLivesInMainThread()
+{
+    QFETCH(QByteArray, scenario);
+#if defined(__SANITIZE_THREAD__)
+    QSKIP("QProcess's vfork() is not supported by ThreadSanitizer; runs in the other builds");
+#endif
+    QProcess child;
+    startChild(child, scenario.constData());
+    QFC_WAIT_FOR_CHILD_START(child);
+    QVERIFY2(child.waitForFinished(60000), "the child hung");
+    const QByteArray out = child.readAll();
+    QVERIFY2(child.exitStatus() == QProcess::NormalExit, out.constData());
+    for (const char *line : { "global funnel in the main thread: yes", "statistics interval: 20",
+                              "statisticsChanged() fired: yes", "warnings: 0" }) {
+        QVERIFY2(out.contains(line), out.constData());
+    }
+    QCOMPARE(child.exitCode(), 0);
 }
 
 void tst_QFunnel::setCapacityRejectsBadValues_data()
@@ -183,5 +231,72 @@ void tst_QFunnel::emissionAfterFunnelDestroyedIsDropped()
     QCOMPARE(calls.load(), 0);
 }
 
-QTEST_MAIN(tst_QFunnel)
+namespace {
+std::atomic<int> g_childWarnings { 0 };
+
+void printMessage(QtMsgType type, const QMessageLogContext &, const QString &message)
+{
+    if (type == QtWarningMsg)
+        ++g_childWarnings;
+    std::printf("message: %s\n", qPrintable(message));
+    std::fflush(stdout);
+}
+
+// The global funnel's first user is a worker thread, with the application already there or
+// created after it.
+int globalFunnelFromWorker(int argc, char **argv, bool beforeApplication)
+{
+    qInstallMessageHandler(printMessage);
+    std::unique_ptr<QCoreApplication> app;
+    if (!beforeApplication)
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    std::atomic<QFunnel *> global { nullptr };
+    std::unique_ptr<QThread> worker(QThread::create([&] { global = QFunnel::globalInstance(); }));
+    worker->start();
+    if (!worker->wait(30000))
+        return 2;
+    if (beforeApplication)
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    QFunnel *funnel = global.load();
+    std::printf("global funnel in the main thread: %s\n",
+                funnel->thread() == QThread::currentThread() ? "yes" : "no");
+    funnel->setStatisticsInterval(20);
+    std::printf("statistics interval: %d\n", funnel->statisticsInterval());
+    int changes = 0;
+    QObject::connect(funnel, &QFunnel::statisticsChanged, funnel, [&] { ++changes; });
+    QObject receiver;
+    int calls = 0;
+    QDeadlineTimer deadline(30000);
+    while (changes == 0 && !deadline.hasExpired()) {
+        QtFastConnect::invoke(funnel, &receiver, [&] { ++calls; }); // a counter changes
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    std::printf("statisticsChanged() fired: %s\nwarnings: %d\n", changes ? "yes" : "no",
+                g_childWarnings.load());
+    return changes && calls && g_childWarnings.load() == 0 ? 0 : 1;
+}
+
+int childMain(const QByteArray &scenario, int argc, char **argv)
+{
+    int result = 3;
+    if (scenario == "global-from-worker")
+        result = globalFunnelFromWorker(argc, argv, false);
+    else if (scenario == "global-from-worker-before-application")
+        result = globalFunnelFromWorker(argc, argv, true);
+    std::fflush(stdout);
+    return result;
+}
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    const QByteArray scenario = qgetenv("TST_QFUNNEL_CHILD");
+    if (!scenario.isEmpty())
+        return childMain(scenario, argc, argv);
+    QCoreApplication app(argc, argv);
+    tst_QFunnel tc;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&tc, argc, argv);
+}
+
 #include "tst_qfunnel.moc"
