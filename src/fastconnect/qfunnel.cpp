@@ -51,6 +51,11 @@ using namespace QtFastConnectPrivate;
     or for a second while it runs one (it is blocked outside their slots); their calls then wait
     outside the capacity, as Qt's queued calls wait for a thread, until that thread runs them.
 
+    A warning names such a receiver's thread. The warnings a flood can repeat by the thousand
+    (stalled receivers, producers that waited 5 s for room, threads that exited with calls on
+    their way) print their first occurrence in full; the same cause's next ones within 5 s are
+    counted, and one line sums them up when those 5 s end, in the application's thread.
+
     Most applications use globalInstance(), which QtFastConnect::connect() uses by default.
     Separate funnels do not share a queue, a relay or a capacity; use one per group of receivers
     whose backpressure should not affect the others.

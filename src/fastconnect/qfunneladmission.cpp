@@ -3,6 +3,7 @@
 
 #include "qfunneladmission_p.h"
 #include "qfunnelinboxregistry_p.h"
+#include "qfunnelwarning_p.h"
 #include "pool/qpoolallocator_p.h"
 
 #include <QtCore/qdeadlinetimer.h>
@@ -197,12 +198,18 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
         m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
         if (!warned && warnAt.hasExpired()) {
             // Not an error by itself (a receiver may just be slow), but the classic deadlock
-            // of a bounded queue: the receiver thread waiting for this producer.
+            // of a bounded queue: the receiver thread waiting for this producer. Rate-limited
+            // (qfunnelwarning_p.h): producers may wait by the hundred. Not under m_waitLock:
+            // the message handler is user code.
             warned = true;
-            qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel "
-                     "(capacity %lld calls). Is every receiver thread running its event loop, "
-                     "and none of them waiting for this thread?",
-                     StallWarningMs, static_cast<long long>(capacity()));
+            locker.unlock();
+            if (qfcNoteWarning(QFunnelWarning::ProducerWaited)) {
+                qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel "
+                         "(capacity %lld calls). Is every receiver thread running its event "
+                         "loop, and none of them waiting for this thread?",
+                         StallWarningMs, static_cast<long long>(capacity()));
+            }
+            locker.lock();
         }
     }
     // [P7] Leaving without room (timeout, stop): pass on a wake-up this thread may have taken.

@@ -47,22 +47,25 @@ Q_COREAPP_STARTUP_FUNCTION(noteApplication)
 namespace QtFastConnectPrivate {
 namespace {
 // A call of fn(core) in another thread: a meta-call event, as Qt posts for a queued call.
-// Holds a reference on core until it ran, or was destroyed unrun: the application went away
-// first, or the thread's QFunnelLastThread (runAtExit: then fn runs anyway, in that thread).
+// Holds a reference on core (if any) until it ran, or was destroyed unrun: the application went
+// away first, or the thread's QFunnelLastThread (runAtExit: then fn runs anyway, in that
+// thread).
 class QFunnelApplicationTask final : public QAbstractMetaCallEvent
 {
 public:
     QFunnelApplicationTask(QFunnelCore *core, void (*fn)(QFunnelCore *), bool runAtExit = false)
         : QAbstractMetaCallEvent(nullptr, -1), m_core(core), m_fn(fn), m_runAtExit(runAtExit)
     {
-        m_core->ref();
+        if (m_core)
+            m_core->ref();
     }
     ~QFunnelApplicationTask() override
     {
         qfcAnnotateAcquire(this); // may be deleted unrun, in another thread
         if (m_runAtExit)
             m_fn(m_core);
-        m_core->deref();
+        if (m_core)
+            m_core->deref();
     }
     void placeMetaCall(QObject *) override
     {

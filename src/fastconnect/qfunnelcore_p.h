@@ -31,9 +31,9 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-// Runs fn(core) in the application's main thread, soon, holding a reference on core meanwhile:
-// for what the relay must not do itself (user code). False if there is no application (it is
-// being destroyed, or was never created). Any thread.
+// Runs fn(core) in the application's main thread, soon, holding a reference on core (null: no
+// funnel's work) meanwhile: for what the relay must not do itself (user code). False if there
+// is no application (it is being destroyed, or was never created). Any thread.
 bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *));
 
 // A thread receivers were destroyed in (QFunnelReceiverGuard::lastThread()): the calls that

@@ -10,6 +10,7 @@
 #include "qfunnelinbox_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelreceiverguard_p.h"
+#include "qfunnelwarning_p.h"
 
 QT_BEGIN_NAMESPACE
 
@@ -68,8 +69,11 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
             released = qMax<qsizetype>(pending - free, 0);
             m_creditFree.fetch_add(released, std::memory_order_relaxed);
             m_detached.store(true, std::memory_order_relaxed);
-            if (!m_warnedStalled) {
-                m_warnedStalled = true;
+            // One warning per inbox, and one per cause and window for the process: a flood
+            // stalls receivers by the thousand (qfunnelwarning_p.h).
+            if (!m_warnedStalled
+                && qfcNoteWarning(thread.running ? QFunnelWarning::ReceiverBlocked
+                                                 : QFunnelWarning::ReceiverGone)) {
                 qWarning("QFunnel: a receiver's thread (QThread %p) %s; its %lld pending calls, "
                          "and those that follow until its event loop runs again, no longer count "
                          "against the funnel's capacity",
@@ -78,6 +82,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
                                         : "has finished or not started",
                          static_cast<long long>(pending));
             }
+            m_warnedStalled = true;
         }
     }
     // A wake-up handled meanwhile found the lock taken and left its calls to this thread (see

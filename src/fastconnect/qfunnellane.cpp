@@ -6,10 +6,9 @@
 #include "qfunnelflush_p.h"
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
+#include "qfunnelwarning_p.h"
 
 #include <QtCore/qvarlengtharray.h>
-
-#include <atomic>
 
 QT_BEGIN_NAMESPACE
 
@@ -44,26 +43,24 @@ struct LaneSet
             }
             flushCurrentThread(lane->core(), lane);
         }
-        // Printed by the application's main thread: Qt's message handler is not safe in a
-        // thread's exit while the process may be tearing it down.
-        if (inFlight && !warnedFinishedInFlight.load(std::memory_order_relaxed))
+        // Noted and printed by the application's main thread: Qt's message handler is not safe
+        // in a thread's exit while the process may be tearing it down.
+        if (inFlight)
             runInApplicationThread(inFlight, &warnFinishedInFlight);
         qDeleteAll(lanes);
     }
     // A QThread emits finished() right after run() returns, before any thread_local
     // destructor; Qt runs nothing of a library in between (QThreadPrivate::finish()), and its
     // thread data is gone by now. So calls this flush handed on may reach their receivers after
-    // finished() did.
-    static inline std::atomic<bool> warnedFinishedInFlight { false };
+    // finished() did. Rate-limited (qfunnelwarning_p.h): threads exit by the thousand.
     static void warnFinishedInFlight(QFunnelCore *)
     {
-        // Relaxed: only whether this process warned yet.
-        if (warnedFinishedInFlight.exchange(true, std::memory_order_relaxed))
+        if (!qfcNoteWarning(QFunnelWarning::ExitInFlight))
             return;
         qWarning("QtFastConnect: a thread exited with calls emitted after its last flush() still "
                  "on their way to their receivers. If it is a QThread, its finished() signal "
                  "may reach receivers before them: call QtFastConnect::flush() (or "
-                 "QFunnel::flush()) as the last line of run(). (Printed once.)");
+                 "QFunnel::flush()) as the last line of run().");
     }
 };
 

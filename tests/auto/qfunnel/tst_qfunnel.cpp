@@ -9,12 +9,15 @@
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
 #include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qmutex.h>
 #include <QtCore/qprocess.h>
+#include <QtCore/qregularexpression.h>
 #include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -27,6 +30,8 @@ private Q_SLOTS:
     void globalInstanceIsShared();
     void globalInstanceLivesInMainThread_data();
     void globalInstanceLivesInMainThread();
+    void stalledReceiversWarnOncePerCause_data();
+    void stalledReceiversWarnOncePerCause();
     void setCapacityRejectsBadValues_data();
     void setCapacityRejectsBadValues();
     void fullFunnelBlocksProducersAndLosesNothing();
@@ -97,6 +102,58 @@ void tst_QFunnel::globalInstanceLivesInMainThread()
         QVERIFY2(out.contains(line), out.constData());
     }
     QCOMPARE(child.exitCode(), 0);
+}
+
+void tst_QFunnel::stalledReceiversWarnOncePerCause_data()
+{
+    QTest::addColumn<QByteArray>("scenario");
+    QTest::addColumn<QByteArray>("cause");
+    QTest::newRow("finished thread")
+            << QByteArray("stalled-finished") << QByteArray("has finished or not started");
+    QTest::newRow("blocked thread")
+            << QByteArray("stalled-blocked") << QByteArray("has not run its events for a second");
+}
+
+// 200 receivers stall at once (stalledReceivers()): the first warning is printed in full, the
+// other 199 are counted in one summary line instead of printing 199 more.
+void tst_QFunnel::stalledReceiversWarnOncePerCause()
+{
+    QFETCH(QByteArray, scenario);
+    QFETCH(QByteArray, cause);
+#if defined(__SANITIZE_THREAD__)
+    QSKIP("QProcess's vfork() is not supported by ThreadSanitizer; runs in the other builds");
+#endif
+    QProcess child;
+    startChild(child, scenario.constData());
+    QFC_WAIT_FOR_CHILD_START(child);
+    QVERIFY2(child.waitForFinished(120000), "the child hung");
+    const QByteArray out = child.readAll();
+    QVERIFY2(child.exitStatus() == QProcess::NormalExit, out.constData());
+    QCOMPARE(child.exitCode(), 0);
+    QByteArrayList lines; // this cause's warnings
+    for (const QByteArray &line : out.split('\n')) {
+        if (line.startsWith("message: ") && line.contains(cause))
+            lines.append(line);
+    }
+    QVERIFY2(!lines.isEmpty() && lines.size() <= 3, out.constData());
+    // The first in full: which thread, how many calls.
+    static const QRegularExpression full(
+            QStringLiteral("\\(QThread (0x)?[0-9a-fA-F]+\\) .*; its \\d+ pending calls"));
+    QVERIFY2(QString::fromUtf8(lines.first()).contains(full), out.constData());
+    // Then the others, counted.
+    static const QRegularExpression summary(
+            QStringLiteral("\\((\\d+) more receivers, same cause, in the last \\d+ s\\)"));
+    int printed = 0;
+    qint64 counted = 0;
+    for (const QByteArray &line : std::as_const(lines)) {
+        const QRegularExpressionMatch m = summary.match(QString::fromUtf8(line));
+        if (m.hasMatch())
+            counted += m.captured(1).toLongLong();
+        else
+            ++printed;
+    }
+    QVERIFY2(counted > 0, out.constData());
+    QCOMPARE(printed + counted, qint64(200));
 }
 
 void tst_QFunnel::setCapacityRejectsBadValues_data()
@@ -233,11 +290,17 @@ void tst_QFunnel::emissionAfterFunnelDestroyedIsDropped()
 
 namespace {
 std::atomic<int> g_childWarnings { 0 };
+QBasicMutex g_childMessagesLock;
+QStringList g_childMessages; // guarded by g_childMessagesLock
 
 void printMessage(QtMsgType type, const QMessageLogContext &, const QString &message)
 {
     if (type == QtWarningMsg)
         ++g_childWarnings;
+    {
+        QMutexLocker locker(&g_childMessagesLock);
+        g_childMessages.append(message);
+    }
     std::printf("message: %s\n", qPrintable(message));
     std::fflush(stdout);
 }
@@ -269,16 +332,88 @@ int globalFunnelFromWorker(int argc, char **argv, bool beforeApplication)
     QDeadlineTimer deadline(30000);
     while (changes == 0 && !deadline.hasExpired()) {
         QtFastConnect::invoke(funnel, &receiver, [&] { ++calls; }); // a counter changes
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QCoreApplication::processEvents();
+        QThread::msleep(10);
     }
     std::printf("statisticsChanged() fired: %s\nwarnings: %d\n", changes ? "yes" : "no",
                 g_childWarnings.load());
     return changes && calls && g_childWarnings.load() == 0 ? 0 : 1;
 }
 
+// 200 receivers in one thread, each with a call pending, and a producer that then waits for
+// room: it finds all of them stalled in one look. The thread has finished (stalled after
+// 100 ms), or blocks in an event (after a second). Waits for the warnings' summary.
+int stalledReceivers(int argc, char **argv, bool blocked)
+{
+    qInstallMessageHandler(printMessage);
+    QCoreApplication app(argc, argv);
+    constexpr int Receivers = 200;
+    QFunnel funnel;
+    funnel.setCapacity(Receivers + 8);
+    EventLoopThread thread;
+    thread.start();
+    Producer producer;
+    std::vector<std::unique_ptr<QObject>> receivers;
+    std::atomic<int> calls { 0 };
+    for (int i = 0; i < Receivers; ++i) {
+        receivers.push_back(std::make_unique<QObject>());
+        receivers.back()->moveToThread(&thread);
+        if (!QtFastConnect::connect(&funnel, &producer, &Producer::value, receivers.back().get(),
+                                    [&](quint64) { ++calls; })) {
+            return 2;
+        }
+    }
+    QSemaphore blocker;
+    if (blocked) {
+        QSemaphore entered;
+        QMetaObject::invokeMethod(receivers.front().get(), [&] {
+            entered.release();
+            blocker.acquire();
+        });
+        entered.acquire();
+    } else {
+        thread.quit();
+        thread.wait();
+    }
+    // One call per receiver, then more than the capacity left: the producer waits, and finds
+    // the receivers stalled, all in the same look, since all had their call when it first
+    // looked (flush(): the relay has pushed them).
+    std::unique_ptr<QThread> emitter(QThread::create([&] {
+        Q_EMIT producer.value(1);
+        funnel.flush();
+        Q_EMIT producer.value(2);
+        funnel.flush();
+    }));
+    emitter->start();
+    QDeadlineTimer deadline(60000);
+    while (!emitter->isFinished() && !deadline.hasExpired())
+        QThread::msleep(10);
+    if (!emitter->wait(1000))
+        return 4; // left blocked: not reached while stalled receivers are found
+    // The summary of the others comes when its window ends.
+    const QByteArray cause = blocked ? "has not run its events" : "has finished or not started";
+    while (!deadline.hasExpired()) {
+        QCoreApplication::processEvents();
+        QThread::msleep(10);
+        QMutexLocker locker(&g_childMessagesLock);
+        if (std::any_of(g_childMessages.cbegin(), g_childMessages.cend(), [&](const QString &m) {
+                return m.contains(QLatin1String(cause)) && m.contains(QLatin1String("more"));
+            })) {
+            break;
+        }
+    }
+    blocker.release();
+    thread.quit();
+    thread.wait();
+    receivers.clear();
+    return 0;
+}
+
 int childMain(const QByteArray &scenario, int argc, char **argv)
 {
     int result = 3;
+    if (scenario == "stalled-finished" || scenario == "stalled-blocked")
+        result = stalledReceivers(argc, argv, scenario == "stalled-blocked");
     if (scenario == "global-from-worker")
         result = globalFunnelFromWorker(argc, argv, false);
     else if (scenario == "global-from-worker-before-application")
