@@ -486,6 +486,7 @@ struct TwoRateLimitedConnections
     QList<int> passesOfB;
     QList<quint64> valuesOfA;
     QList<quint64> valuesOfB;
+    std::atomic<qsizetype> deliveredOfB { 0 }; // valuesOfB.size(), for the feeding threads
 
     // slowA: A's slot takes 4 ms.
     bool connect(bool slowA)
@@ -506,6 +507,7 @@ struct TwoRateLimitedConnections
                 [this](QList<quint64> batch) {
                     passesOfB.append(counter.passes);
                     valuesOfB.append(batch);
+                    deliveredOfB.store(valuesOfB.size(), std::memory_order_release);
                 },
                 QtFastConnect::rateLimit(20ms));
         return okA && okB;
@@ -556,10 +558,11 @@ void tst_Batched::rateLimitedBatchesOfAReceiverComeDueTogether()
 
 void tst_Batched::rateLimitedLateComerJoinsTheWaitingGroup()
 {
-    // A is fed without a pause for 600 ms; B sends bursts 60 ms apart (three intervals), so that
-    // each burst finds B due with nothing of it waiting. Each of B's batches runs in a pass with
-    // one of A's (it waits for A's group), not in a pass of its own; the first may come before
-    // A has a group.
+    // A is fed without a pause for 600 ms; B sends bursts 60 ms apart (three intervals), each
+    // once the one before was delivered (a busy machine may hold the main thread longer), so
+    // that each burst finds B due with nothing of it waiting. Each of B's batches runs in a pass
+    // with one of A's (it waits for A's group), not in a pass of its own; the first may come
+    // before A has a group.
     using namespace std::chrono_literals;
     constexpr quint64 NA = 6000;
     constexpr quint64 Bursts = 6;
@@ -569,6 +572,12 @@ void tst_Batched::rateLimitedLateComerJoinsTheWaitingGroup()
     std::thread ta([&] { t.feed(&t.a, NA); });
     std::thread tb([&] {
         for (quint64 burst = 0; burst < Bursts; ++burst) {
+            const auto sent = qsizetype(burst * BurstSize);
+            const auto giveUp = std::chrono::steady_clock::now() + 20s;
+            while (t.deliveredOfB.load(std::memory_order_acquire) < sent
+                   && std::chrono::steady_clock::now() < giveUp) {
+                std::this_thread::sleep_for(1ms);
+            }
             std::this_thread::sleep_for(60ms);
             for (quint64 i = 1; i <= BurstSize; ++i)
                 Q_EMIT t.b.value(burst * BurstSize + i);
