@@ -335,7 +335,7 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
         route->setDelivery(QFunnelRoute::Delivery::Invoke);
     }
     QFunnelReceiverStamp stamp;
-    if (!routeToReceiver(core, receiver, route, context.constData(), &stamp)) {
+    if (!routeToReceiver(core, receiver, route, QFunnelWhere { context.constData() }, &stamp)) {
         route->deref();
         return nullptr;
     }

@@ -85,15 +85,23 @@ static bool reusableFor(QThread *thread)
     return !d->isInFinish;
 }
 
+QByteArray QFunnelWhere::toByteArray() const
+{
+    if (text)
+        return QByteArray(text);
+    return QByteArray("QtFastConnect::connect(") + classNameOf(sender)
+            + "::" + signal->methodSignature() + ", " + classNameOf(receiver) + ")";
+}
+
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
-                     const char *where, QFunnelReceiverStamp *stamp)
+                     const QFunnelWhere &where, QFunnelReceiverStamp *stamp)
 {
     // [P26] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holdsFor().
     const quint32 finishing = qfcThreadsFinishing.load(std::memory_order_relaxed);
     if (core->isStopped()) {
         qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
                  "shutting down)",
-                 where);
+                 where.toByteArray().constData());
         return false;
     }
     QObject *r = const_cast<QObject *>(receiver);
@@ -102,8 +110,8 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
     const bool running = state.running;
     const Qt::HANDLE threadId = state.threadId;
     if (!thread) {
-        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls", where,
-                 static_cast<const void *>(receiver));
+        qWarning("%s: receiver %p has no thread affinity, so no thread could run its calls",
+                 where.toByteArray().constData(), static_cast<const void *>(receiver));
         return false;
     }
     // A thread without an event dispatcher has not started yet, or has finished: only then
@@ -113,7 +121,7 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
         // started again), so refuse instead of letting calls wait for ever.
         qWarning("%s: receiver %p lives in a thread that has finished, so no event loop could "
                  "run its calls",
-                 where, static_cast<const void *>(receiver));
+                 where.toByteArray().constData(), static_cast<const void *>(receiver));
         return false;
     }
     if (core->admission().addReceiverThread(thread))
@@ -221,9 +229,8 @@ QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QM
     }
     if (route->describesBatch())
         route->setDelivery(QFunnelRoute::Delivery::Batch);
-    const QByteArray where = QByteArray("QtFastConnect::connect(") + classNameOf(sender)
-            + "::" + signal.methodSignature() + ", " + classNameOf(receiver) + ")";
-    if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where.constData())) {
+    const QFunnelWhere where { nullptr, sender, &signal, receiver };
+    if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where)) {
         route->deref();
         return nullptr;
     }

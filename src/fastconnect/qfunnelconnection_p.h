@@ -27,12 +27,26 @@ namespace QtFastConnectPrivate {
 
 // Connection set-up, shared by connect(), invoke() and connect by name.
 
+// What a refused connect or invoke names in its warning: the text, or the connect's
+// "QtFastConnect::connect(Sender::signal(args), Receiver)", spelled out only when a warning is
+// printed (methodSignature() and the concatenation cost a connect more than the rest of its
+// checks).
+struct QFunnelWhere
+{
+    const char *text = nullptr;
+    const QObject *sender = nullptr;
+    const QMetaMethod *signal = nullptr;
+    const QObject *receiver = nullptr;
+
+    QByteArray toByteArray() const;
+};
+
 // The one check of a receiver (or context object) shared by every connect and invoke: core has
 // not stopped, the receiver has thread affinity and its thread has not finished. On success
 // fills in route's core, guard and inbox (each with a reference) and returns true; otherwise
 // prints a qWarning starting with where and returns false. Any thread.
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
-                     const char *where, struct QFunnelReceiverStamp *stamp = nullptr);
+                     const QFunnelWhere &where, struct QFunnelReceiverStamp *stamp = nullptr);
 
 // Counts the receiver threads that began to finish: bumped from QThread::finished (emitted in the
 // finishing thread once Qt marked it as finishing, before QThread::wait() returns) of every
