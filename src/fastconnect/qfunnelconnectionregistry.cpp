@@ -6,6 +6,8 @@
 
 #include <QtCore/private/qmetaobject_p.h>
 
+#include <cstring>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -17,18 +19,27 @@ QFunnelConnectionRegistry &QFunnelConnectionRegistry::instance()
     return *r;
 }
 
+QFunnelConnectionRegistry::SlotKey::SlotKey(char k, const void *key, size_t n,
+                                            QFunnelSlotKeyEqual eq)
+    : equal(eq), size(quint32(n)), kind(k)
+{
+    if (n <= InlineSize)
+        memcpy(inlineBytes, key, n);
+    else
+        large = QByteArray(static_cast<const char *>(key), qsizetype(n));
+}
+
 // Keys of one kind and size name the same slot if they compare equal as their type does (a
 // member function pointer with ==); keys from code built against earlier headers carry no
 // comparison, and compare by bytes unless the other key has one.
 bool QFunnelConnectionRegistry::SlotKey::matches(const SlotKey &other) const
 {
-    if (bytes.size() != other.bytes.size() || bytes.isEmpty()
-        || bytes.front() != other.bytes.front())
+    if (size != other.size || isEmpty() || kind != other.kind)
         return false;
     const QFunnelSlotKeyEqual eq = equal ? equal : other.equal;
     if (!eq)
-        return bytes == other.bytes;
-    return eq(bytes.constData() + 1, other.bytes.constData() + 1);
+        return memcmp(data(), other.data(), size) == 0;
+    return eq(data(), other.data());
 }
 
 bool QFunnelConnectionRegistry::containsLive(const QObject *sender, int signalIndex,
@@ -50,8 +61,11 @@ void QFunnelConnectionRegistry::add(const QObject *sender, Entry entry)
 {
     qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22] dropped handles may free connections
     QList<Entry> &list = m_bySender[sender];
-    // Dead entries of this sender go first: an address reused by a new object starts clean.
-    m_entries -= list.removeIf([](const Entry &e) { return !e.handle; });
+    // Dead entries of this sender go when its list would grow (a dead entry matches nothing, so
+    // an address reused by a new object only inherits memory): amortized constant per connect,
+    // where a sweep per connect made a sender's n connects quadratic.
+    if (list.size() == list.capacity())
+        m_entries -= list.removeIf([](const Entry &e) { return !e.handle; });
     list.append(std::move(entry));
     if (++m_entries >= m_purgeAt)
         purgeDead();
@@ -103,9 +117,7 @@ static QFunnelConnectionRegistry::SlotKey makeSlotKey(char kind, const void *slo
 {
     if (!slotKey)
         return {};
-    QByteArray key(1, kind);
-    key.append(static_cast<const char *>(slotKey), qsizetype(keySize));
-    return { key, equal };
+    return { kind, slotKey, keySize, equal };
 }
 
 QMetaObject::Connection connectRecorded(const QObject *sender, const QMetaMethod &signal,

@@ -39,10 +39,24 @@ public:
     // qfastconnect.h), and how two keys of its kind compare.
     struct SlotKey
     {
-        QByteArray bytes; // the kind, then the key; empty: a functor, which matches no slot
-        QFunnelSlotKeyEqual equal = nullptr; // nullptr: equal bytes
-        bool isEmpty() const noexcept { return bytes.isEmpty(); }
+        // Keys up to this size (a pointer to member function, a method index) are kept in the
+        // entry itself: a connect allocates nothing for its key.
+        static constexpr size_t InlineSize = 16;
+
+        SlotKey() = default;
+        SlotKey(char kind, const void *key, size_t size, QFunnelSlotKeyEqual equal);
+        bool isEmpty() const noexcept { return kind == 0; }
         bool matches(const SlotKey &other) const;
+        const char *data() const noexcept
+        {
+            return size <= InlineSize ? inlineBytes : large.constData();
+        }
+
+        alignas(void *) char inlineBytes[InlineSize] = {};
+        QByteArray large; // a key longer than InlineSize
+        QFunnelSlotKeyEqual equal = nullptr; // nullptr: equal bytes
+        quint32 size = 0;
+        char kind = 0; // 0: a functor's, which matches no slot
     };
     struct Entry
     {

@@ -129,6 +129,7 @@ private:
     QAtomicInt m_ref { 1 }; // the registry's reference
     // The receiver's capture connections, cut by the hook; guarded by m_lock.
     QList<QMetaObject::Connection> m_captures;
+    qsizetype m_capturesSweepAt = 8; // guarded by m_lock; see addCapture()
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_lock;
     std::condition_variable m_readersDone; // the hook waits on it for m_readers to drain
