@@ -4,11 +4,13 @@
 #
 # Runs a command in this source tree inside a Debian root that has a newer Qt than the host:
 # trixie (Debian 13, Qt 6.8 LTS) or sid (Debian unstable, the newest Qt 6); or one of another
-# architecture that runs natively here: bookworm-i386 (Debian 12 for 32-bit x86, Qt 6.4, run
-# under "setarch i686"). The root is made once with mmdebstrap from the mirror in the host's apt
-# sources and cached outside the clone (${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}/<root>),
-# so later runs start at once; delete that directory to bootstrap it again (e.g. to pick up a
-# newer Qt in sid).
+# architecture: bookworm-i386 (Debian 12 for 32-bit x86, Qt 6.4, run under "setarch i686"),
+# natively where the kernel runs 32-bit x86 code, else under qemu-user through binfmt_misc
+# (scripts/lib/binfmt-i386.sh sets that up before the bootstrap and before each run; the
+# command sees which in QFC_QT_ROOT_RUNS: "native" or "qemu-i386 VERSION"). The root is made once
+# with mmdebstrap from the mirror in the host's apt sources and cached outside the clone
+# (${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots}/<root>), so later runs start at once; delete
+# that directory to bootstrap it again (e.g. to pick up a newer Qt in sid).
 #
 # The tree is bind-mounted at /src/qtfastconnect, the command runs there as root, with the
 # root's own toolchain and Qt. /proc and the bind mount live in a private mount namespace: they
@@ -66,6 +68,11 @@ bootstrap() {
     exec 9>&-
 }
 
+# How the root's code runs: "native", or for bookworm-i386 possibly "qemu-i386 VERSION".
+runs=native
+if [[ $name == bookworm-i386 ]]; then
+    runs=$("$here/scripts/lib/binfmt-i386.sh") || exit 1
+fi
 [[ -x "$root/usr/bin/qmake6" ]] || bootstrap
 [[ $bootstrap_only -eq 1 ]] && exit 0
 
@@ -75,7 +82,7 @@ mkdir -p "$root$mountpoint"
 
 # A clean environment: nothing of the host's (LD_LIBRARY_PATH, PATH, ...) leaks into the root.
 env_vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
-          LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$name")
+          LANG=C.UTF-8 TERM="${TERM:-dumb}" QFC_QT_ROOT="$name" QFC_QT_ROOT_RUNS="$runs")
 # The compiler cache (scripts/lib/ccache.sh) is the host's, mounted at the same path.
 ccache_dir=${QFC_CCACHE_DIR:-/var/cache/qtfastconnect-ccache}
 mkdir -p "$ccache_dir" "$root$ccache_dir"

@@ -8,7 +8,11 @@
 #   clang    the host's clang with libstdc++, warnings as errors; libc++ is not built: Debian's
 #            Qt and oneTBB are libstdc++ builds, and the module does not link against them
 #            with libc++ (QObjectPrivate::flagsForDumping() returns a std::string)
-#   i386     32-bit x86, natively in a Debian 12 i386 root (scripts/qt-root.sh bookworm-i386)
+#   i386     32-bit x86: natively in a Debian 12 i386 root (scripts/qt-root.sh bookworm-i386)
+#            where the kernel runs 32-bit x86 code; where it does not (its 32-bit emulation off,
+#            as on some virtual machines), cross-compiled as the ARM stages are, with the tests
+#            under Debian 13's qemu-i386 and their child processes through binfmt_misc
+#            (scripts/lib/binfmt-i386.sh): emulating the whole build would take hours
 #   arm64, armhf
 #            64-bit and 32-bit ARM: cross-compiled with Debian's cross compilers against a
 #            Debian 12 root of that architecture, unpacked (not installed: no emulated
@@ -55,12 +59,12 @@ finish() {  # status what
     exit "$1"
 }
 
-# cross_sysroot DEBIAN-ARCH: the path of a Debian 12 root of that architecture with Qt's and
-# oneTBB's development files, unpacked once (about 15 s) and cached.
+# cross_sysroot DEBIAN-ARCH MULTIARCH: the path of a Debian 12 root of that architecture with
+# Qt's and oneTBB's development files, unpacked once (about 15 s) and cached.
 cross_sysroot() {
-    local arch=$1 roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots} mirror
+    local arch=$1 multiarch=$2 roots=${QFC_ROOTS_DIR:-/var/cache/qtfastconnect-roots} mirror
     local root=$roots/bookworm-$arch-sysroot
-    if [[ ! -e "$root/usr/lib/$triple/cmake/Qt6/Qt6Config.cmake" ]]; then
+    if [[ ! -e "$root/usr/lib/$multiarch/cmake/Qt6/Qt6Config.cmake" ]]; then
         # set -e does not act in here (the caller tests the status): the failure returns itself.
         mirror=$(host_mirror) || return 1
         mkdir -p "$roots"
@@ -73,6 +77,40 @@ cross_sysroot() {
         mv "$root.partial" "$root"
     fi
     echo "$root"
+}
+
+# cross_stage DEBIAN-ARCH TRIPLE MULTIARCH QEMU: builds against that architecture's sysroot with
+# Debian's TRIPLE-g++ and runs the tests under Debian 13's qemu-user QEMU (qemu-aarch64, ...);
+# finishes the stage.
+cross_stage() {
+    local arch=$1 triple=$2 multiarch=$3 qemu_name=$4 root qemu_dir qemu what skipped log
+    root=$(cross_sysroot "$arch" "$multiarch") || finish 1 "sysroot FAILED"
+    # Debian 13's qemu-user where it can be fetched (it starts child processes; 7.2 cannot).
+    qemu_args=()
+    if qemu_dir=$(scripts/lib/qemu-user.sh); then
+        qemu_args=(-DQFC_QEMU_DIR="$qemu_dir")
+        qemu=$("$qemu_dir/$qemu_name" --version)
+    else
+        echo "Debian 13's qemu-user could not be fetched: Debian 12's 7.2, which cannot start" \
+             "child processes" >&2
+        qemu=$("$qemu_name-static" --version)
+    fi
+    qemu=$(sed -n '1s/.*version \([0-9.]*\).*/qemu-user \1/p' <<<"$qemu")
+    what="Qt $(sed -n 's/.*PACKAGE_VERSION "\(.*\)".*/\1/p' \
+        "$root/usr/lib/$multiarch/cmake/Qt6Core/Qt6CoreConfigVersionImpl.cmake" | head -n 1)"
+    what+=", $triple-g++ $("$triple-g++" -dumpfullversion), tests under $qemu"
+    status=0
+    # The host's Qt tools (moc, ...) serve the cross build: the host's Qt is the root's version.
+    QFC_EMULATOR=$qemu build_and_test "build-$platform" \
+        -DCMAKE_TOOLCHAIN_FILE="$PWD/scripts/lib/cross-linux.cmake" -DQFC_CROSS_TRIPLE="$triple" \
+        -DQFC_CROSS_SYSROOT="$root" "${qemu_args[@]}" -DQT_HOST_PATH=/usr \
+        -DQT_HOST_PATH_CMAKE_DIR="/usr/lib/$(gcc -print-multiarch)/cmake" || status=1
+    log=build-$platform/Testing/Temporary/LastTest.log
+    if [[ -f $log ]]; then
+        skipped=$(grep -c '^SKIP .*cannot start child processes' "$log" || true)
+        result+=" ($skipped test rows that start a child process skipped)"
+    fi
+    finish $status "$what: $result"
 }
 
 # build_and_test BUILD-DIR CMAKE-ARG...: configure, build, ctest; sets $result.
@@ -108,6 +146,15 @@ clang)
     ;;
 i386)
     if [[ "${QFC_QT_ROOT:-}" != bookworm-i386 ]]; then
+        scripts/install-deps.sh arch-test
+        if ! arch-test -n i386 >/dev/null 2>&1; then
+            # No i386 code runs natively here: cross-compiled, tests under qemu-i386, their
+            # child processes through the handler binfmt-i386.sh registers (or they skip).
+            scripts/install-deps.sh g++-i686-linux-gnu mmdebstrap
+            scripts/lib/binfmt-i386.sh >/dev/null ||
+                echo "no binfmt_misc handler for i386: tests that start a child process skip" >&2
+            cross_stage i386 i686-linux-gnu i386-linux-gnu qemu-i386
+        fi
         # Enter the root and run this stage there; the summary comes from inside.
         exec scripts/qt-root.sh bookworm-i386 scripts/lib/run-platform.sh \
             ${summary_file:+--summary "$summary_file"} i386
@@ -123,33 +170,11 @@ arm64|armhf)
     # binfmt-support registers qemu-user-static's emulators with the kernel: the handler that
     # runs the ARM child processes the tests start.
     scripts/install-deps.sh "g++-$triple" qemu-user-static binfmt-support mmdebstrap arch-test
-    root=$(cross_sysroot "$platform") || finish 1 "sysroot FAILED"
-    # Debian 13's qemu-user where it can be fetched (it starts child processes; 7.2 cannot).
-    qemu_args=()
-    if qemu_dir=$(scripts/lib/qemu-user.sh); then
-        qemu_args=(-DQFC_QEMU_DIR="$qemu_dir")
-        qemu=$("$qemu_dir/qemu-aarch64" --version)
+    if [[ $platform == arm64 ]]; then
+        cross_stage arm64 "$triple" "$triple" qemu-aarch64
     else
-        echo "Debian 13's qemu-user could not be fetched: Debian 12's 7.2, which cannot start" \
-             "child processes" >&2
-        qemu=$(qemu-aarch64-static --version)
+        cross_stage armhf "$triple" "$triple" qemu-arm
     fi
-    qemu=$(sed -n '1s/.*version \([0-9.]*\).*/qemu-user \1/p' <<<"$qemu")
-    what="Qt $(sed -n 's/.*PACKAGE_VERSION "\(.*\)".*/\1/p' \
-        "$root/usr/lib/$triple/cmake/Qt6Core/Qt6CoreConfigVersionImpl.cmake" | head -n 1)"
-    what+=", $triple-g++ $("$triple-g++" -dumpfullversion), tests under $qemu"
-    status=0
-    # The host's Qt tools (moc, ...) serve the cross build: the host's Qt is the root's version.
-    QFC_EMULATOR=$qemu build_and_test "build-$platform" \
-        -DCMAKE_TOOLCHAIN_FILE="$PWD/scripts/lib/cross-linux.cmake" -DQFC_CROSS_TRIPLE="$triple" \
-        -DQFC_CROSS_SYSROOT="$root" "${qemu_args[@]}" -DQT_HOST_PATH=/usr \
-        -DQT_HOST_PATH_CMAKE_DIR="/usr/lib/$(gcc -print-multiarch)/cmake" || status=1
-    log=build-$platform/Testing/Temporary/LastTest.log
-    if [[ -f $log ]]; then
-        skipped=$(grep -c '^SKIP .*cannot start child processes' "$log" || true)
-        result+=" ($skipped test rows that start a child process skipped)"
-    fi
-    finish $status "$what: $result"
     ;;
 windows)
     scripts/install-deps.sh g++-mingw-w64-x86-64-posix wine wine64
