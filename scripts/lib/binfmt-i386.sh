@@ -2,9 +2,10 @@
 # Copyright (C) 2026 The QtFastConnect Authors.
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Makes sure this machine runs 32-bit x86 (i386) programs, for the Debian root bookworm-i386
-# (scripts/qt-root.sh): its bootstrap runs the root's maintainer scripts, and the i386 stage
-# builds and tests in it. An x86-64 kernel runs them natively unless its 32-bit emulation is
+# Makes sure this machine runs 32-bit x86 (i386) programs: for the Debian root bookworm-i386
+# (scripts/qt-root.sh), whose bootstrap runs the root's maintainer scripts, and for the child
+# processes of the i386 stage's tests where that stage is cross-compiled and run under qemu-i386
+# (scripts/lib/run-platform.sh). An x86-64 kernel runs them natively unless its 32-bit emulation is
 # off (CONFIG_IA32_EMULATION unset, or disabled at boot: ia32_emulation=off, as on some virtual
 # machines; the kernel then says "32-bit emulation disabled" and exec fails with "Exec format
 # error"). There, the kernel's binfmt_misc handler must hand them to qemu-user, and nothing on a
