@@ -63,15 +63,16 @@ QT_BEGIN_NAMESPACE
            is delivered, and in addition at most once per interval: 16 ms (a frame at 60 Hz)
            by default, or the interval given with QtFastConnect::rateLimit(). An emission that
            reaches the receiver's thread less than an interval after the connection's last
-           delivered one waits, keeping its capacity credit, until the interval has passed (a
-           timer in the receiver's thread); if a newer emission arrives meanwhile, the waiting
-           one is destroyed unrun and counted in QFunnel::Statistics::coalesced. So the last
-           emission of a burst is always delivered, at most one interval after the previous
-           delivery. Other connections' calls do not wait for it: a delayed call runs after
-           calls emitted later on other connections. If the receiver is destroyed meanwhile,
-           the waiting call is destroyed and counted as discarded. The idea is a throttle (as in
-           KDToolBox's KDSignalThrottler), kept inside the queue, in the receiver's thread,
-           instead of a timer in the sender's.
+           delivered one waits, keeping its capacity credit, until the interval has passed
+           (the funnel's timer thread then wakes the receiver in whichever thread it lives, even
+           if the thread it moved away from is blocked); if a newer emission arrives meanwhile,
+           the waiting one is destroyed unrun and counted in QFunnel::Statistics::coalesced. So
+           the last emission of a burst is always delivered, at most one interval after the
+           previous delivery. Other connections' calls do not wait for it: a delayed call runs
+           after calls emitted later on other connections. If the receiver is destroyed
+           meanwhile, the waiting call is destroyed and counted as discarded. The idea is a
+           throttle (as in KDToolBox's KDSignalThrottler), kept inside the queue, in the
+           receiver's thread, instead of a timer in the sender's.
 */
 
 /*!
