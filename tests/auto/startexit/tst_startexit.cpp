@@ -23,16 +23,23 @@ private Q_SLOTS:
     void exitWithAFunnelNeverStopped();
 };
 
+// The helper's output; false if it did not finish within a minute (then it is killed).
+static bool waitForHelper(QProcess &helper, QByteArray *out)
+{
+    const bool finished = helper.waitForFinished(60000);
+    *out = helper.readAllStandardOutput();
+    if (!finished)
+        helper.kill();
+    return finished;
+}
+
 void tst_StartExit::funnelsMadeInALibrarysStaticInitialiser()
 {
     QProcess helper;
     helper.start(QStringLiteral(HELPER_PATH), { QStringLiteral("load") });
     QFC_WAIT_FOR_CHILD_START(helper);
-    const bool finished = helper.waitForFinished(60000);
-    const QByteArray out = helper.readAllStandardOutput();
-    if (!finished)
-        helper.kill();
-    QVERIFY2(finished, "the helper hung loading the library: " + out);
+    QByteArray out;
+    QVERIFY2(waitForHelper(helper, &out), "the helper hung loading the library: " + out);
     QVERIFY2(out.contains("funnels made at load: 2"), out.constData());
     QVERIFY2(out.contains("calls run: 1000"), out.constData());
     QCOMPARE(helper.exitCode(), 0);
@@ -43,11 +50,8 @@ void tst_StartExit::exitWithAFunnelNeverStopped()
     QProcess helper;
     helper.start(QStringLiteral(HELPER_PATH), { QStringLiteral("exit") });
     QFC_WAIT_FOR_CHILD_START(helper);
-    const bool finished = helper.waitForFinished(60000);
-    const QByteArray out = helper.readAllStandardOutput();
-    if (!finished)
-        helper.kill();
-    QVERIFY2(finished, "the helper hung at exit: " + out);
+    QByteArray out;
+    QVERIFY2(waitForHelper(helper, &out), "the helper hung at exit: " + out);
     QVERIFY2(out.contains("pending at exit: "), out.constData());
     QVERIFY2(!out.contains("pending at exit: 0\n"), "nothing was on its way: " + out);
     QCOMPARE(helper.exitCode(), 0);
