@@ -447,8 +447,13 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
     std::thread a([&] {
         producerA.store(QThread::currentThreadId(), std::memory_order_relaxed);
         const Probe p;
-        while (!stop.load(std::memory_order_relaxed))
+        // Paced, so that the funnel never fills (a producer waiting for room has nothing on its
+        // way): calls are always in the relay's hands, also when the receiver dies.
+        for (int i = 1; !stop.load(std::memory_order_relaxed); ++i) {
             Q_EMIT sender.probe(p);
+            if (i % 64 == 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
         Q_EMIT sender.probe(p); // after the receiver's death: connected no more
     });
     std::thread b([&] {
