@@ -243,9 +243,8 @@ private:
                 if (!e.matches(core, receiver, key))
                     continue;
                 // A dead receiver's address may belong to a new object by now: check the
-                // guard. A receiver whose thread finished, or that moved, gets the full check.
-                if (!core->isStopped() && e.route->guard->isAlive(receiver)
-                    && e.stamp.holdsFor(receiver))
+                // guard. A receiver whose thread finished gets the full check.
+                if (!core->isStopped() && e.route->guard->isAlive(receiver) && e.stamp.holds())
                     return e.route;
                 return nullptr;
             }

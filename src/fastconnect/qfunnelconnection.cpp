@@ -96,7 +96,7 @@ QByteArray QFunnelWhere::toByteArray() const
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
                      const QFunnelWhere &where, QFunnelReceiverStamp *stamp)
 {
-    // [P26] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holdsFor().
+    // [P26] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holds().
     const quint32 finishing = qfcThreadsFinishing.load(std::memory_order_relaxed);
     if (core->isStopped()) {
         qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
@@ -127,7 +127,6 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
     if (core->admission().addReceiverThread(thread))
         watchThreadFinish(thread);
     if (stamp) {
-        stamp->threadData = state.data;
         stamp->threadsFinishing = finishing;
         stamp->reusable = reusableFor(thread);
     }

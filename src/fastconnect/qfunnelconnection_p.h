@@ -17,8 +17,6 @@
 
 #include "qfunnelroute_p.h"
 
-#include <QtCore/private/qobject_p.h>
-
 #include <atomic>
 
 QT_BEGIN_NAMESPACE
@@ -54,15 +52,16 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
 inline std::atomic<quint32> qfcThreadsFinishing { 0 };
 
 // What routeToReceiver() checked, for a route that later calls reuse without the check (the
-// invoke route cache): it still holds while the receiver lives in the same thread data and no
-// receiver thread began to finish since.
+// invoke route cache): it still holds while no receiver thread began to finish since. It reads
+// no receiver memory: the receiver may be being destroyed in its thread meanwhile. (A receiver
+// moved to a thread that had finished already keeps its cached route: its calls wait there, as
+// Qt's queued calls do.)
 struct QFunnelReceiverStamp
 {
-    QThreadData *threadData = nullptr;
     quint32 threadsFinishing = 0;
     bool reusable = false; // false while the receiver's thread is finishing: check every call
 
-    bool holdsFor(const QObject *receiver) const noexcept;
+    bool holds() const noexcept;
 };
 
 // ThreadSanitizer only: mayMoveArguments() reads Qt's connection lists while it emits; Qt frees
@@ -71,15 +70,11 @@ struct QFunnelReceiverStamp
 // and whoever drops a connection handle (QFunnelConnectionRegistry) acquires it first.
 inline char qfcConnectionListReaders = 0;
 
-inline bool QFunnelReceiverStamp::holdsFor(const QObject *receiver) const noexcept
+inline bool QFunnelReceiverStamp::holds() const noexcept
 {
     // [P26] relaxed: Qt's thread mutex orders the count's bump after the check that made the
     // stamp, and before a QThread::wait() that returns; a stale read is the check's own race.
-    // The thread data pointer is an atomic that QObject::moveToThread() swaps: a stale read
-    // only sends one call through the full check.
-    return reusable && threadsFinishing == qfcThreadsFinishing.load(std::memory_order_relaxed)
-            && QObjectPrivate::get(const_cast<QObject *>(receiver))->threadData.loadRelaxed()
-            == threadData;
+    return reusable && threadsFinishing == qfcThreadsFinishing.load(std::memory_order_relaxed);
 }
 
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.

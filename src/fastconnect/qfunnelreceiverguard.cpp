@@ -81,7 +81,6 @@ QFunnelThreadState QFunnelThreadState::of(QObject *object)
         if (td != QObjectPrivate::get(object)->threadData.loadAcquire())
             continue;
         state.thread = td->thread.loadAcquire();
-        state.data = td;
         state.running = td->eventDispatcher.loadAcquire() != nullptr;
         state.threadId = td->threadId.loadRelaxed();
         return state;

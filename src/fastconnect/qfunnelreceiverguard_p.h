@@ -30,7 +30,6 @@ QT_BEGIN_NAMESPACE
 
 class QEvent;
 class QThread;
-class QThreadData;
 
 namespace QtFastConnectPrivate {
 
@@ -42,7 +41,6 @@ class QFunnelLastThread;
 struct QFunnelThreadState
 {
     QThread *thread = nullptr;
-    QThreadData *data = nullptr; // the object's thread data: which thread it lives in now
     Qt::HANDLE threadId = nullptr;
     bool running = false;
     static QFunnelThreadState of(QObject *object);
