@@ -8,6 +8,7 @@
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelinbox_p.h"
+#include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 
 #include <QtCore/private/qmetaobject_p.h>
@@ -82,7 +83,7 @@ static bool reusableFor(QThread *thread)
 {
     QThreadPrivate *d = static_cast<QThreadPrivate *>(QObjectPrivate::get(thread));
     QMutexLocker locker(&d->mutex);
-    return !d->isInFinish;
+    return !qfcThreadIsFinishing(d, 0);
 }
 
 QByteArray QFunnelWhere::toByteArray() const

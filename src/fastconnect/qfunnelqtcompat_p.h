@@ -31,6 +31,19 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+// Whether a QThread is in QThreadPrivate::finish() (its finished() signal may have run): Qt up
+// to 6.8 keeps a flag, later releases a state; read with the thread's mutex held.
+template<typename D>
+auto qfcThreadIsFinishing(const D *d, int) noexcept -> decltype(bool(d->isInFinish))
+{
+    return d->isInFinish;
+}
+template<typename D>
+auto qfcThreadIsFinishing(const D *d, long) noexcept -> decltype(d->threadState == D::Finishing)
+{
+    return d->threadState == D::Finishing;
+}
+
 // What sender() and senderSignalIndex() read while a slot runs. Qt 6.4 finds the receiver's
 // ConnectionData itself; later releases take it as a fourth argument. Construct it only when
 // that ConnectionData exists.
