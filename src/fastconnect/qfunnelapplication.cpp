@@ -50,16 +50,16 @@ namespace {
 // Holds a reference on core (if any) until it ran, or was destroyed unrun: the application went
 // away first, or the thread's QFunnelLastThread (runAtExit: then fn runs anyway, in that
 // thread).
-class QFunnelApplicationTask final : public QAbstractMetaCallEvent
+class QFunnelThreadTask final : public QAbstractMetaCallEvent
 {
 public:
-    QFunnelApplicationTask(QFunnelCore *core, void (*fn)(QFunnelCore *), bool runAtExit = false)
+    QFunnelThreadTask(QFunnelCore *core, void (*fn)(QFunnelCore *), bool runAtExit = false)
         : QAbstractMetaCallEvent(nullptr, -1), m_core(core), m_fn(fn), m_runAtExit(runAtExit)
     {
         if (m_core)
             m_core->ref();
     }
-    ~QFunnelApplicationTask() override
+    ~QFunnelThreadTask() override
     {
         qfcAnnotateAcquire(this); // may be deleted unrun, in another thread
         if (m_runAtExit)
@@ -138,7 +138,7 @@ bool QFunnelLastThread::run(QFunnelCore *core, void (*fn)(QFunnelCore *))
     QMutexLocker locker(&m_lock);
     if (!m_target)
         return false;
-    auto *task = new QFunnelApplicationTask(core, fn, true);
+    auto *task = new QFunnelThreadTask(core, fn, true);
     qfcAnnotateRelease(task); // [P21]
     QCoreApplication::postEvent(m_target, task);
     return true;
@@ -149,7 +149,7 @@ bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
     QMutexLocker locker(&g_applicationLock);
     if (!g_application)
         return false;
-    auto *task = new QFunnelApplicationTask(core, fn);
+    auto *task = new QFunnelThreadTask(core, fn);
     qfcAnnotateRelease(task); // [P21]
     QCoreApplication::postEvent(g_application, task);
     return true;
