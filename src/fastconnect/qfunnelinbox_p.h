@@ -168,6 +168,10 @@ public:
     // While the receiver is dead or the funnel stopped, drops what is pending (any thread that
     // may run user code; see the .cpp).
     void dropWhileUndeliverable();
+    // The receiver was destroyed: drops its calls in the thread that destroyed it, now if that
+    // is the calling thread (or it is unknown and this thread may run user code), else through
+    // a task posted there (QFunnelInboxRegistry::deferDrop()). Any thread.
+    void dropWhereDestroyed();
 
 private:
     ~QFunnelInbox();

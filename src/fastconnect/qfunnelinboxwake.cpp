@@ -103,16 +103,24 @@ bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
     m_wakesPending.fetch_sub(1, std::memory_order_relaxed);
     if (kind == WakeKind::Resume)
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
+    // ~QObject clears the receiver's weak references before it emits destroyed(): until the
+    // guard's hook has run there, the destroying thread is unknown, and the hook drops them.
+    if (!m_guard->dropWhenDestroyed(this))
+        dropWhereDestroyed();
+    return false;
+}
+
+void QFunnelInbox::dropWhereDestroyed()
+{
     const std::shared_ptr<QFunnelLastThread> last = m_guard->lastThread();
     if (QFunnelRelay::isRelayThread() || QFunnelParkedTimer::isTimerThread()
         || (last && !last->isCurrent())) {
         m_core->inboxes().deferDrop(m_core, this);
-        return false;
+        return;
     }
     ref(); // dropping the last call may release the last route referencing this
     dropWhileUndeliverable();
     deref();
-    return false;
 }
 
 // While the receiver is dead or the funnel stopped, nothing will ever deliver what is pushed:

@@ -3,6 +3,7 @@
 
 #include "qfunnelreceiverguard_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelinbox_p.h"
 
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qhash.h>
@@ -102,11 +103,14 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
     GuardRegistry &reg = registry();
     QMutexLocker locker(&reg.lock);
     QFunnelReceiverGuard *&slot = reg.guards[receiver];
+    QFunnelReceiverGuard *lost = nullptr;
     if (slot && slot->m_weak.isNull()) {
         // A dead object's guard whose hook never ran (it was lost while another thread emitted
         // one of the receiver's signals, see hookLost()): the address now belongs to a new
-        // object. The old guard keeps answering "dead".
-        slot->deref();
+        // object. The old guard keeps answering "dead"; the calls that waited for its hook
+        // are dropped where a destroying thread is unknown (below, with the registry's
+        // reference).
+        lost = slot;
         slot = nullptr;
     }
     if (!slot) {
@@ -114,7 +118,39 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
         slot->installHook(receiver);
     }
     slot->ref();
-    return slot;
+    QFunnelReceiverGuard *const guard = slot;
+    locker.unlock();
+    if (lost) {
+        lost->dropCallsAwaitingHook(); // user code (argument destructors): not under the lock
+        lost->deref();
+    }
+    return guard;
+}
+
+bool QFunnelReceiverGuard::dropWhenDestroyed(QFunnelInbox *inbox)
+{
+    std::lock_guard<std::mutex> locker(m_lock);
+    // The hook stores the null before it takes m_lock to take the list: under the lock,
+    // either this sees the null (lastThread() is known), or the hook sees the inbox listed.
+    // Relaxed: the lock orders it.
+    if (!m_receiver.load(std::memory_order_relaxed))
+        return false;
+    inbox->ref();
+    m_dropsAwaitingHook.append(inbox);
+    return true;
+}
+
+void QFunnelReceiverGuard::dropCallsAwaitingHook()
+{
+    QList<QFunnelInbox *> inboxes;
+    {
+        std::lock_guard<std::mutex> locker(m_lock);
+        inboxes.swap(m_dropsAwaitingHook);
+    }
+    for (QFunnelInbox *inbox : std::as_const(inboxes)) {
+        inbox->dropWhereDestroyed();
+        inbox->deref();
+    }
 }
 
 void QFunnelReceiverGuard::installHook(QObject *receiver)
@@ -229,6 +265,9 @@ void QFunnelReceiverGuard::receiverDestroyed()
         m_readersDone.wait(locker,
                            [this] { return m_readers.load(std::memory_order_seq_cst) == 0; });
     }
+    // Calls that found the receiver dying before the store above: dropped here, the
+    // destroying thread, as Qt's queued calls to it are (~QObject deletes their events).
+    dropCallsAwaitingHook();
     deref(); // the registry's reference
 }
 

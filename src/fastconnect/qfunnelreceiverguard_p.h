@@ -33,6 +33,7 @@ class QThread;
 
 namespace QtFastConnectPrivate {
 
+class QFunnelInbox;
 class QFunnelLastThread;
 
 // The thread an object lives in, read safely while that thread may move it elsewhere: any
@@ -92,6 +93,12 @@ public:
     // A destroyed receiver's has no thread.
     QFunnelThreadState receiverThread();
 
+    // Called after post() found the receiver dead: if its hook has not run yet (~QObject is
+    // between clearing its weak references and emitting destroyed()), keeps a reference on
+    // inbox and returns true; the hook then calls inbox->dropWhereDestroyed() in the
+    // destroying thread. False once the hook has run (lastThread() is known). Any thread.
+    bool dropWhenDestroyed(QFunnelInbox *inbox);
+
     // The thread the receiver was destroyed in, once isAlive() or post() read it as dead; null
     // if that thread has no event dispatcher, or the receiver went without this guard's hook.
     std::shared_ptr<QFunnelLastThread> lastThread() const
@@ -119,6 +126,7 @@ private:
     void hookLost();
     void receiverDestroyed();
     void endRead() noexcept;
+    void dropCallsAwaitingHook();
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
     // Set by the hook before it nulls m_receiver, read after: [P11] orders it.
@@ -128,6 +136,9 @@ private:
     // The receiver's capture connections, cut by the hook; guarded by m_lock.
     QList<QMetaObject::Connection> m_captures;
     qsizetype m_capturesSweepAt = 8; // guarded by m_lock; see addCapture()
+    // Inboxes whose calls wait for the hook to learn the destroying thread; guarded by m_lock,
+    // each holds a reference.
+    QList<QFunnelInbox *> m_dropsAwaitingHook;
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_lock;
     std::condition_variable m_readersDone; // the hook waits on it for m_readers to drain

@@ -154,6 +154,8 @@ private Q_SLOTS:
     void parkedRateLimitedCallMovesWithBlockedOldThread();
     void deadReceiversArgumentsDestroyedInItsLastThread_data();
     void deadReceiversArgumentsDestroyedInItsLastThread();
+    void dyingReceiversArgumentsDestroyedInItsLastThread_data();
+    void dyingReceiversArgumentsDestroyedInItsLastThread();
     void orderAcrossThousandMoves();
     void disconnectBySignature();
     void blockedProducerSleeps();
@@ -433,10 +435,10 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
     Probe::threads.clear();
     std::atomic<bool> destroyed { false };
     r->destroyed = &destroyed;
+    ProbeReceiver other; // destroyed after its thread finished (declared before it)
     EventLoopThread otherWorker;
     otherWorker.start();
     ProbeSender otherSender;
-    ProbeReceiver other;
     other.moveToThread(&otherWorker);
     QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &otherSender, &ProbeSender::probe, &other,
                                                  &ProbeReceiver::onProbe))
@@ -484,6 +486,76 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
                                 .arg(elsewhere.contains(QThread::currentThreadId())
                                              ? QStringLiteral("the main thread among them")
                                              : QStringLiteral("not the main thread"))));
+}
+
+void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread_data()
+{
+    deadReceiversArgumentsDestroyedInItsLastThread_data();
+}
+
+// Calls that reach a receiver while ~QObject runs, between clearing its weak references and the
+// funnel's destroyed() hook (a destroyed() slot connected earlier runs in between): Qt destroys
+// them in the destroying thread, with the receiver's posted events. They used to be dropped by
+// whichever thread found the receiver so: the application's thread for the relay's, the emitting
+// thread for its flush().
+void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread()
+{
+    QFETCH(bool, funnel);
+    if (QfcTest::ThreadSanitized && !funnel)
+        QSKIP("Qt's queued path is not instrumented");
+    qRegisterMetaType<Probe>();
+    QFunnel f;
+    EventLoopThread worker;
+    worker.start();
+    ProbeSender sender;
+    auto *r = new ProbeReceiver;
+    r->moveToThread(&worker);
+    QSemaphore dying;
+    QSemaphore emitted;
+    std::atomic<Qt::HANDLE> destroyingThread { nullptr };
+    // Before the funnel's connect, so before its hook.
+    connect(
+            r, &QObject::destroyed, r,
+            [&] {
+                destroyingThread.store(QThread::currentThreadId(), std::memory_order_relaxed);
+                dying.release();
+                emitted.tryAcquire(1, 20000);
+            },
+            Qt::DirectConnection);
+    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &sender, &ProbeSender::probe, r,
+                                                 &ProbeReceiver::onProbe))
+                   : bool(connect(&sender, &ProbeSender::probe, r, &ProbeReceiver::onProbe,
+                                  Qt::QueuedConnection)));
+    Probe::copies = 0;
+    Probe::destroyedCopies = 0;
+    Probe::threads.clear();
+    std::atomic<bool> destroyed { false };
+    r->destroyed = &destroyed;
+    deleteLaterInItsThread(r);
+    QVERIFY(dying.tryAcquire(1, 20000));
+    std::atomic<Qt::HANDLE> producer { nullptr };
+    std::thread t([&] {
+        producer.store(QThread::currentThreadId(), std::memory_order_relaxed);
+        const Probe p;
+        for (int i = 0; i < 100; ++i)
+            Q_EMIT sender.probe(p);
+        f.flush(); // the relay tried to wake the dying receiver
+    });
+    t.join();
+    emitted.release();
+    QTRY_VERIFY_WITH_TIMEOUT(destroyed.load(std::memory_order_acquire), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(std::memory_order_acquire),
+                              Probe::copies.load(), 20000);
+    QCOMPARE_GT(Probe::copies.load(), 0);
+    std::lock_guard<std::mutex> locker(Probe::lock);
+    QSet<Qt::HANDLE> elsewhere = Probe::threads;
+    elsewhere.remove(destroyingThread.load(std::memory_order_relaxed));
+    QVERIFY2(elsewhere.isEmpty(),
+             qPrintable(QStringLiteral("argument copies destroyed in %1 other threads (%2)")
+                                .arg(elsewhere.size())
+                                .arg(elsewhere.contains(producer.load(std::memory_order_relaxed))
+                                             ? QStringLiteral("the producer among them")
+                                             : QStringLiteral("not the producer"))));
 }
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
