@@ -32,6 +32,9 @@ public:
 static int load()
 {
     QLibrary library(QStringLiteral(LIBRARY_PATH));
+    // Never unloaded (Qt 6.8 unloads libraries at exit): its funnel stays referenced, not
+    // leaked.
+    library.setLoadHints(QLibrary::PreventUnloadHint);
     if (!library.load()) {
         std::printf("load failed: %s\n", qPrintable(library.errorString()));
         return 2;
