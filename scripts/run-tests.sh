@@ -4,7 +4,7 @@
 #
 # Runs the whole test suite (scripts/lib/run-suite.sh: build and ctest, CMake and qmake
 # applications against a staged install, docs, the qmake module build where Qt still supports
-# it, ASan+UBSan, TSan) against each Qt version CI supports:
+# it, ASan+UBSan, TSan except with Qt 6.8) against each Qt version CI supports:
 #   6.4     the host's Qt (Debian 12: Qt 6.4.2)
 #   6.8     Qt 6.8 LTS, in a Debian 13 "trixie" root (scripts/qt-root.sh trixie)
 #   newest  the newest Qt 6, in a Debian unstable "sid" root (scripts/qt-root.sh sid)
@@ -75,10 +75,14 @@ for v in "${versions[@]}"; do
     summary=build-summaries/qt-$v.txt
     rm -f "$summary" "${summary%.txt}-failed.log"
     echo "==== Qt $v${root:+ (Debian $root root)}" >&2
+    # ThreadSanitizer with the oldest and the newest Qt: Qt 6.8's thread code is one of theirs
+    # (qfunnelqtcompat_p.h), and a TSan build and run is CI's most expensive stage.
+    stage_args=("${suite_args[@]}")
+    [[ $v != 6.8 ]] || stage_args+=(--no-tsan)
     if [[ -z "$root" ]]; then
-        scripts/lib/run-suite.sh "${suite_args[@]}" --summary "$summary" || status=1
+        scripts/lib/run-suite.sh "${stage_args[@]}" --summary "$summary" || status=1
     else
-        scripts/qt-root.sh "$root" scripts/lib/run-suite.sh "${suite_args[@]}" \
+        scripts/qt-root.sh "$root" scripts/lib/run-suite.sh "${stage_args[@]}" \
             --summary "$summary" || status=1
     fi
     # A run that died before its summary (a root that could not be made, ...) still gets a line.

@@ -2,9 +2,10 @@
 # Copyright (C) 2026 The QtFastConnect Authors.
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# One platform stage of CI (scripts/run-tests.sh --platform NAME): the module, its tests and
-# examples built (RelWithDebInfo) and every ctest test run, on a platform other than the host's
-# GCC for x86-64 (which scripts/lib/run-suite.sh covers, sanitizers included).
+# One platform stage of CI (scripts/run-tests.sh --platform NAME): the module and its tests
+# built (RelWithDebInfo) and every ctest test run, two at a time, on a platform other than the
+# host's GCC for x86-64 (which scripts/lib/run-suite.sh covers, sanitizers included); the
+# examples too with clang and for Windows (the tests build the GUI demos' sources anyway).
 #   clang    the host's clang with libstdc++, warnings as errors; libc++ is not built: Debian's
 #            Qt and oneTBB are libstdc++ builds, and the module does not link against them
 #            with libc++ (QObjectPrivate::flagsForDumping() returns a std::string)
@@ -119,11 +120,13 @@ build_and_test() {
     shift
     source scripts/lib/ccache.sh
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQT_BUILD_TESTS=ON \
-          -DQT_BUILD_EXAMPLES=ON "${ccache_cmake_args[@]}" "$@" >/dev/null ||
+          "${ccache_cmake_args[@]}" "$@" >/dev/null ||
         { result="configure FAILED"; return 1; }
     cmake --build "$dir" --parallel "$(nproc)" || { result="build FAILED"; return 1; }
     log=$dir/ctest-summary.log
-    ctest --test-dir "$dir" --output-on-failure --timeout 600 2>&1 | tee "$log" || status=$?
+    # As many tests at a time as cores: they must pass beside a busy neighbour anyway.
+    ctest --test-dir "$dir" --output-on-failure --timeout 600 -j "$(nproc)" 2>&1 | tee "$log" ||
+        status=$?
     counts=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$log")
     [[ -n "$counts" ]] || { result="tests FAILED"; return 1; }
     result="tests $(( ${counts#* } - ${counts% *} ))/${counts#* }"
@@ -140,8 +143,8 @@ clang)
     qt=$(qmake6 -query QT_VERSION)
     what="Qt $qt, $(clang++ --version | sed -n '1s/.*clang version \([0-9.]*\).*/clang \1/p') with libstdc++, -Werror"
     status=0
-    CC=clang CXX=clang++ build_and_test build-clang -DCMAKE_CXX_FLAGS=-Werror \
-        -DCMAKE_C_FLAGS=-Werror || status=1
+    CC=clang CXX=clang++ build_and_test build-clang -DQT_BUILD_EXAMPLES=ON \
+        -DCMAKE_CXX_FLAGS=-Werror -DCMAKE_C_FLAGS=-Werror || status=1
     finish $status "$what: $result; libc++ not built (Debian's Qt and oneTBB are libstdc++ builds)"
     ;;
 i386)
@@ -185,7 +188,8 @@ windows)
     status=0
     # The benchmarks too: tst_bench_relayround measures the relay round and flush() under Wine.
     build_and_test build-windows -DCMAKE_TOOLCHAIN_FILE="$PWD/scripts/lib/mingw-w64.cmake" \
-        -DQFC_MINGW_PREFIX="$prefix" -DQT_BUILD_BENCHMARKS=ON -DQT_HOST_PATH=/usr \
+        -DQFC_MINGW_PREFIX="$prefix" -DQT_BUILD_EXAMPLES=ON -DQT_BUILD_BENCHMARKS=ON \
+        -DQT_HOST_PATH=/usr \
         -DQT_HOST_PATH_CMAKE_DIR="/usr/lib/$(gcc -print-multiarch)/cmake" || status=1
     # Stop the Wine server the tests started: it would outlive the stage.
     WINEPREFIX=$PWD/build-windows/wineprefix wineserver -k 2>/dev/null || true

@@ -15,23 +15,27 @@
 #              has qmake's module support (Qt <= 6.4)
 #   asan       every ctest test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   tsan       the concurrency tests under ThreadSanitizer (g++), with tests/tsan/clockjoin.c
-#              preloaded where the runtime cannot join QThreads without it
+#              preloaded where the runtime cannot join QThreads without it (not with --no-tsan)
+# The ctest stages run as many tests at a time as there are cores: the tests must pass beside a
+# busy neighbour anyway, and CI's time is mostly builds and waits.
 #
 # A failed stage ends the run; its entry names the failed tests, whose output is kept beside
 # --summary FILE (qt-6.4.txt: qt-6.4-failed.log). A skipped stage says why. The last line of
 # output, also written to --summary FILE, is e.g. "qt 6.8.2: tests 14/14, consumers ok, abi
 # skipped (...), docs ok, ... (344 s)".
-# Usage: scripts/lib/run-suite.sh [--no-sanitizers] [--summary FILE]
+# Usage: scripts/lib/run-suite.sh [--no-sanitizers | --no-tsan] [--summary FILE]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 sanitizers=1
+tsan=1
 summary_file=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-sanitizers) sanitizers=0 ;;
+        --no-tsan) tsan=0 ;;
         --summary) summary_file=$2; shift ;;
-        *) echo "usage: $0 [--no-sanitizers] [--summary FILE]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--no-sanitizers | --no-tsan] [--summary FILE]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -78,7 +82,7 @@ configure() {  # build-dir extra-cmake-args...
 ctest_stage() {
     local name=$1 dir=$2; shift 2
     local log=$dir/ctest-summary.log status=0
-    ctest --test-dir "$dir" --output-on-failure "$@" 2>&1 | tee "$log" || status=$?
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log" || status=$?
     local counts
     counts=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$log")
     if [[ $status -ne 0 || -z "$counts" ]]; then
@@ -140,12 +144,16 @@ fi
 # UBSan's vptr check needs the typeinfo of Qt's unexported private classes.
 asan="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
 echo "== qt $qt_version: tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak check at exit)" >&2
-configure "$prefix-asan" -DQT_BUILD_EXAMPLES=ON "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan" \
+configure "$prefix-asan" "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan" \
           "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
           "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" || fail asan
 cmake --build "$prefix-asan" --parallel "$jobs" || fail asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest_stage asan "$prefix-asan" --timeout 900
+if [[ $tsan -eq 0 ]]; then
+    skip tsan "--no-tsan"
+    finish 0
+fi
 
 # tsan_probe [PRELOAD]: can g++'s ThreadSanitizer runtime start and join QThreads? GCC 16's (and
 # clang 21's) cannot with Qt 6.11: QThread::wait() joins with pthread_clockjoin_np(), which they
@@ -206,7 +214,8 @@ tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator|tst_qfunnelpolicy|ts
 configure "$prefix-tsan" "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread" \
           "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
           "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread" || fail tsan
-cmake --build "$prefix-tsan" --parallel "$jobs" || fail tsan
+# Only those tests (and what they start): a third of the build.
+cmake --build "$prefix-tsan" --parallel "$jobs" --target ${tsan_tests//|/ } || fail tsan
 LD_PRELOAD=$tsan_preload TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
     ctest_stage tsan "$prefix-tsan" -R "^($tsan_tests)\$" --timeout 900
 [[ -z "$tsan_preload" ]] || results[${#results[@]}-1]+=" (clockjoin shim)"
