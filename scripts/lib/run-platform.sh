@@ -2,10 +2,9 @@
 # Copyright (C) 2026 The QtFastConnect Authors.
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# One platform stage of CI (scripts/run-tests.sh --platform NAME): the module and its tests
-# built (RelWithDebInfo) and every ctest test run, two at a time, on a platform other than the
-# host's GCC for x86-64 (which scripts/lib/run-suite.sh covers, sanitizers included); the
-# examples too with clang and for Windows (the tests build the GUI demos' sources anyway).
+# One platform stage of CI (scripts/run-tests.sh --platform NAME): the module, its tests and
+# examples built (RelWithDebInfo) and every ctest test run, two at a time, on a platform other
+# than the host's GCC for x86-64 (which scripts/lib/run-suite.sh covers, sanitizers included).
 #   clang    the host's clang with libstdc++, warnings as errors; libc++ is not built: Debian's
 #            Qt and oneTBB are libstdc++ builds, and the module does not link against them
 #            with libc++ (QObjectPrivate::flagsForDumping() returns a std::string)
@@ -120,7 +119,7 @@ build_and_test() {
     shift
     source scripts/lib/ccache.sh
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQT_BUILD_TESTS=ON \
-          "${ccache_cmake_args[@]}" "$@" >/dev/null ||
+          -DQT_BUILD_EXAMPLES=ON "${ccache_cmake_args[@]}" "$@" >/dev/null ||
         { result="configure FAILED"; return 1; }
     cmake --build "$dir" --parallel "$(nproc)" || { result="build FAILED"; return 1; }
     log=$dir/ctest-summary.log
@@ -143,8 +142,8 @@ clang)
     qt=$(qmake6 -query QT_VERSION)
     what="Qt $qt, $(clang++ --version | sed -n '1s/.*clang version \([0-9.]*\).*/clang \1/p') with libstdc++, -Werror"
     status=0
-    CC=clang CXX=clang++ build_and_test build-clang -DQT_BUILD_EXAMPLES=ON \
-        -DCMAKE_CXX_FLAGS=-Werror -DCMAKE_C_FLAGS=-Werror || status=1
+    CC=clang CXX=clang++ build_and_test build-clang -DCMAKE_CXX_FLAGS=-Werror \
+        -DCMAKE_C_FLAGS=-Werror || status=1
     finish $status "$what: $result; libc++ not built (Debian's Qt and oneTBB are libstdc++ builds)"
     ;;
 i386)
@@ -188,8 +187,7 @@ windows)
     status=0
     # The benchmarks too: tst_bench_relayround measures the relay round and flush() under Wine.
     build_and_test build-windows -DCMAKE_TOOLCHAIN_FILE="$PWD/scripts/lib/mingw-w64.cmake" \
-        -DQFC_MINGW_PREFIX="$prefix" -DQT_BUILD_EXAMPLES=ON -DQT_BUILD_BENCHMARKS=ON \
-        -DQT_HOST_PATH=/usr \
+        -DQFC_MINGW_PREFIX="$prefix" -DQT_BUILD_BENCHMARKS=ON -DQT_HOST_PATH=/usr \
         -DQT_HOST_PATH_CMAKE_DIR="/usr/lib/$(gcc -print-multiarch)/cmake" || status=1
     # Stop the Wine server the tests started: it would outlive the stage.
     WINEPREFIX=$PWD/build-windows/wineprefix wineserver -k 2>/dev/null || true

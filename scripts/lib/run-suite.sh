@@ -144,7 +144,7 @@ fi
 # UBSan's vptr check needs the typeinfo of Qt's unexported private classes.
 asan="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
 echo "== qt $qt_version: tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak check at exit)" >&2
-configure "$prefix-asan" "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan" \
+configure "$prefix-asan" -DQT_BUILD_EXAMPLES=ON "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan" \
           "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
           "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" || fail asan
 cmake --build "$prefix-asan" --parallel "$jobs" || fail asan
