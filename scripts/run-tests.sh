@@ -75,8 +75,9 @@ for v in "${versions[@]}"; do
     summary=build-summaries/qt-$v.txt
     rm -f "$summary" "${summary%.txt}-failed.log"
     echo "==== Qt $v${root:+ (Debian $root root)}" >&2
-    # ThreadSanitizer with the oldest and the newest Qt: Qt 6.8's thread code is one of theirs
-    # (qfunnelqtcompat_p.h), and a TSan build and run is CI's most expensive stage.
+    # ThreadSanitizer with the oldest and the newest Qt: a TSan build and run is CI's most
+    # expensive stage, and where Qt's private API differs (qfunnelqtcompat_p.h) Qt 6.8 takes
+    # one of their branches.
     stage_args=("${suite_args[@]}")
     [[ $v != 6.8 ]] || stage_args+=(--no-tsan)
     if [[ -z "$root" ]]; then
