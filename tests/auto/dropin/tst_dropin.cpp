@@ -96,6 +96,57 @@ public:
     }
 };
 
+// Where the dead-receiver tests start: a funnel, and a receiver living in a worker thread
+// (deleted there by the test).
+struct ProbeFixture
+{
+    QFunnel funnel;
+    EventLoopThread worker;
+    ProbeSender sender;
+    ProbeReceiver *receiver = new ProbeReceiver;
+    ProbeFixture()
+    {
+        qRegisterMetaType<Probe>();
+        worker.start();
+        receiver->moveToThread(&worker);
+    }
+};
+
+// A test row's probe connection: the funnel's, or Qt's queued one (the oracle).
+static bool connectProbe(bool funnel, QFunnel *f, ProbeSender *sender, ProbeReceiver *receiver)
+{
+    if (funnel) {
+        return bool(QtFastConnect::connect(f, sender, &ProbeSender::probe, receiver,
+                                           &ProbeReceiver::onProbe));
+    }
+    return bool(QObject::connect(sender, &ProbeSender::probe, receiver, &ProbeReceiver::onProbe,
+                                 Qt::QueuedConnection));
+}
+
+static void resetProbes()
+{
+    Probe::copies = 0;
+    Probe::destroyedCopies = 0;
+    std::lock_guard<std::mutex> locker(Probe::lock);
+    Probe::threads.clear();
+}
+
+// Empty if every argument copy was destroyed in one of the allowed threads; else says in how
+// many others, and whether suspect (named so) is among them.
+static QByteArray copiesDestroyedElsewhere(std::initializer_list<Qt::HANDLE> allowed,
+                                           Qt::HANDLE suspect, const char *suspectName)
+{
+    std::lock_guard<std::mutex> locker(Probe::lock);
+    QSet<Qt::HANDLE> elsewhere = Probe::threads;
+    for (Qt::HANDLE thread : allowed)
+        elsewhere.remove(thread);
+    if (elsewhere.isEmpty())
+        return {};
+    return QByteArray("argument copies destroyed in ") + QByteArray::number(elsewhere.size())
+            + " other threads (" + (elsewhere.contains(suspect) ? "" : "not ") + suspectName
+            + (elsewhere.contains(suspect) ? " among them)" : ")");
+}
+
 class Receiver : public MovableObject
 {
     Q_OBJECT
@@ -419,20 +470,12 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
     QFETCH(bool, funnel);
     if (QfcTest::ThreadSanitized && !funnel)
         QSKIP("Qt's queued path is not instrumented");
-    qRegisterMetaType<Probe>();
-    QFunnel f;
-    EventLoopThread worker;
-    worker.start();
-    ProbeSender sender;
-    auto *r = new ProbeReceiver;
-    r->moveToThread(&worker);
-    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &sender, &ProbeSender::probe, r,
-                                                 &ProbeReceiver::onProbe))
-                   : bool(connect(&sender, &ProbeSender::probe, r, &ProbeReceiver::onProbe,
-                                  Qt::QueuedConnection)));
-    Probe::copies = 0;
-    Probe::destroyedCopies = 0;
-    Probe::threads.clear();
+    ProbeFixture fixture;
+    QFunnel &f = fixture.funnel;
+    ProbeSender &sender = fixture.sender;
+    ProbeReceiver *const r = fixture.receiver;
+    QVERIFY(connectProbe(funnel, &f, &sender, r));
+    resetProbes();
     std::atomic<bool> destroyed { false };
     r->destroyed = &destroyed;
     ProbeReceiver other; // destroyed after its thread finished (declared before it)
@@ -440,10 +483,7 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
     otherWorker.start();
     ProbeSender otherSender;
     other.moveToThread(&otherWorker);
-    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &otherSender, &ProbeSender::probe, &other,
-                                                 &ProbeReceiver::onProbe))
-                   : bool(connect(&otherSender, &ProbeSender::probe, &other,
-                                  &ProbeReceiver::onProbe, Qt::QueuedConnection)));
+    QVERIFY(connectProbe(funnel, &f, &otherSender, &other));
     std::atomic<bool> stop { false };
     std::atomic<Qt::HANDLE> producerA { nullptr };
     std::thread a([&] {
@@ -476,16 +516,9 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
     f.flush();
     QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(std::memory_order_acquire),
                               Probe::copies.load(), 20000);
-    std::lock_guard<std::mutex> locker(Probe::lock);
-    QSet<Qt::HANDLE> elsewhere = Probe::threads;
-    elsewhere.remove(receiverThread);
-    elsewhere.remove(producerA.load());
-    QVERIFY2(elsewhere.isEmpty(),
-             qPrintable(QStringLiteral("argument copies destroyed in %1 other threads (%2)")
-                                .arg(elsewhere.size())
-                                .arg(elsewhere.contains(QThread::currentThreadId())
-                                             ? QStringLiteral("the main thread among them")
-                                             : QStringLiteral("not the main thread"))));
+    const QByteArray elsewhere = copiesDestroyedElsewhere(
+            { receiverThread, producerA.load() }, QThread::currentThreadId(), "the main thread");
+    QVERIFY2(elsewhere.isEmpty(), elsewhere.constData());
 }
 
 void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread_data()
@@ -503,13 +536,10 @@ void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread()
     QFETCH(bool, funnel);
     if (QfcTest::ThreadSanitized && !funnel)
         QSKIP("Qt's queued path is not instrumented");
-    qRegisterMetaType<Probe>();
-    QFunnel f;
-    EventLoopThread worker;
-    worker.start();
-    ProbeSender sender;
-    auto *r = new ProbeReceiver;
-    r->moveToThread(&worker);
+    ProbeFixture fixture;
+    QFunnel &f = fixture.funnel;
+    ProbeSender &sender = fixture.sender;
+    ProbeReceiver *const r = fixture.receiver;
     QSemaphore dying;
     QSemaphore emitted;
     std::atomic<Qt::HANDLE> destroyingThread { nullptr };
@@ -522,13 +552,8 @@ void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread()
                 emitted.tryAcquire(1, 20000);
             },
             Qt::DirectConnection);
-    QVERIFY(funnel ? bool(QtFastConnect::connect(&f, &sender, &ProbeSender::probe, r,
-                                                 &ProbeReceiver::onProbe))
-                   : bool(connect(&sender, &ProbeSender::probe, r, &ProbeReceiver::onProbe,
-                                  Qt::QueuedConnection)));
-    Probe::copies = 0;
-    Probe::destroyedCopies = 0;
-    Probe::threads.clear();
+    QVERIFY(connectProbe(funnel, &f, &sender, r));
+    resetProbes();
     std::atomic<bool> destroyed { false };
     r->destroyed = &destroyed;
     deleteLaterInItsThread(r);
@@ -547,15 +572,10 @@ void tst_DropIn::dyingReceiversArgumentsDestroyedInItsLastThread()
     QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(std::memory_order_acquire),
                               Probe::copies.load(), 20000);
     QCOMPARE_GT(Probe::copies.load(), 0);
-    std::lock_guard<std::mutex> locker(Probe::lock);
-    QSet<Qt::HANDLE> elsewhere = Probe::threads;
-    elsewhere.remove(destroyingThread.load(std::memory_order_relaxed));
-    QVERIFY2(elsewhere.isEmpty(),
-             qPrintable(QStringLiteral("argument copies destroyed in %1 other threads (%2)")
-                                .arg(elsewhere.size())
-                                .arg(elsewhere.contains(producer.load(std::memory_order_relaxed))
-                                             ? QStringLiteral("the producer among them")
-                                             : QStringLiteral("not the producer"))));
+    const QByteArray elsewhere =
+            copiesDestroyedElsewhere({ destroyingThread.load(std::memory_order_relaxed) },
+                                     producer.load(std::memory_order_relaxed), "the producer");
+    QVERIFY2(elsewhere.isEmpty(), elsewhere.constData());
 }
 
 // A producer blocked on a full funnel (the default Block policy, no timeout) sleeps until room
