@@ -129,11 +129,13 @@ QT_BEGIN_NAMESPACE
         several threads emit at once); that emission is delivered, later ones are not, and the
         returned handle is invalid once the first emission returned.
     \li Qt::UniqueConnection: the connect fails, returning an invalid handle without a warning,
-        if a funnel connection with the same sender, signal, receiver and slot exists (a slot
-        given as a member function pointer, by name or by QMetaMethod; each form is compared
-        only with itself, and member function pointers with ==, as in Qt). Connections made
-        with QObject::connect() are not considered. With a functor it prints a warning and
-        fails, as QObject::connect() does.
+        if the signal of the sender already has a connection to the same slot of the receiver.
+        A member function pointer is compared with ==, as Qt does, with every connection to it
+        of any type, made with QObject::connect() or funnel (and QObject::connect() with
+        Qt::UniqueConnection sees funnel connections the same way); a method given by name or
+        by QMetaMethod is compared with the funnel connections made by name or by
+        QMetaMethod. Qt's check and the insertion are one step under Qt's signal-slot locks.
+        With a functor it prints a warning and fails, as QObject::connect() does.
     \endlist
     \inheaderfile QtFastConnect/qfastconnect.h
 */

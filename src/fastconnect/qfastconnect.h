@@ -135,18 +135,19 @@ bool slotKeyEqual(const void *a, const void *b) noexcept
     return x == y;
 }
 
-// Makes a funnel connection with connect(context) and records it for Qt::UniqueConnection and
-// for disconnect by slot, which Qt cannot answer for us (it only sees the capture). slotKey
-// identifies the slot (a member function pointer, a method index; nullptr for a functor, which
-// matches nothing); equal compares two of its kind (nullptr: by their bytes). Under
-// Qt::UniqueConnection the check and the record are one step for other connects; a refused
-// connect returns an invalid connection without calling connect.
+// Code built against earlier headers recorded every connect in the connection registry with
+// connectRecorded(), for Qt::UniqueConnection and disconnect by slot (slotKey identifies the
+// slot: a member function pointer, a method index; nullptr for a functor; equal compares two
+// of its kind, nullptr: by their bytes). Connects now leave both to Qt's connection list and
+// the capture's Compare; QtFastConnect::disconnect() still finds the recorded ones.
 using QFunnelConnectFn = QMetaObject::Connection (*)(void *context);
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectRecorded(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
                 char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal, int mode,
                 QFunnelConnectFn connect, void *context);
 
+// Cuts the funnel connections that match: an invalid signal, a null receiver or a null slotKey
+// match anything; kind and slotKey as above ('P': the address of a member function pointer).
 Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal,
                                            const QObject *receiver, char kind, const void *slotKey,
                                            size_t keySize, QFunnelSlotKeyEqual equal);
@@ -160,21 +161,16 @@ Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMet
                                            const QObject *receiver, char kind, const void *slotKey,
                                            size_t keySize);
 
-// makeSlot() creates the slot only once the connect is not refused as a duplicate.
+// uniqueSlot: the address of the member function pointer Qt::UniqueConnection compares with;
+// nullptr for a functor, which compares equal to nothing.
 template<typename Func1, typename Slot, typename Stored, typename MakeSlot>
 QMetaObject::Connection
 connectTyped(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-             Func1 signal, const QObject *receiver, char kind, const void *slotKey, size_t keySize,
-             QFunnelSlotKeyEqual equal, QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
+             Func1 signal, const QObject *receiver, void **uniqueSlot,
+             QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
 {
-    auto connect = [&]() {
-        return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(), mode);
-    };
-    using Connect = decltype(connect);
-    return connectRecorded(
-            sender, sender ? QMetaMethod::fromSignal(signal) : QMetaMethod(), receiver, kind,
-            slotKey, keySize, equal, mode.toInt(),
-            [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
+    return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(), mode,
+                                            uniqueSlot);
 }
 
 } // namespace QtFastConnectPrivate
@@ -208,8 +204,8 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     using Slot =
             QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
     return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot),
-            &QtFastConnectPrivate::slotKeyEqual<Func2>, mode, [&] { return new Slot(slot); });
+            funnel, sender, signal, receiver, reinterpret_cast<void **>(&slot), mode,
+            [&] { return new Slot(slot); });
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -238,7 +234,7 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "std::move(value)) instead.");
     using Slot = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
     return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, 'F', nullptr, 0, nullptr, mode,
+            funnel, sender, signal, context, nullptr, mode,
             [&] { return new Slot(F(std::forward<Func2>(functor))); });
 }
 
@@ -312,7 +308,7 @@ connectBatchedMember(QFunnel *funnel,
                   "&Sender::signal)>), by value, const reference or rvalue reference");
     using Slot = QFunnelBatchMemberSlot<Func2, Stored, Keying>;
     return connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, 'P', &slot, sizeof(slot), &slotKeyEqual<Func2>,
+            funnel, sender, signal, receiver, reinterpret_cast<void **>(&slot),
             mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
             [&] { return new Slot(slot, std::move(keying)); });
 }
@@ -342,7 +338,7 @@ connectBatchedFunctor(QFunnel *funnel,
                   "&Sender::signal)>)");
     using Slot = QFunnelBatchFunctorSlot<F, Stored, Keying>;
     return connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, 'F', nullptr, 0, nullptr,
+            funnel, sender, signal, context, nullptr,
             mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
             [&] { return new Slot(F(std::forward<Func2>(functor)), std::move(keying)); });
 }

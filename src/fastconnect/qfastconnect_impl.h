@@ -92,7 +92,7 @@ struct QFunnelSlotTraits
 inline constexpr int QFunnelBatchedBit = 0x100000;
 
 // ---- The library's entry points for the inline code of this header -------------------------
-// Binaries built against this header call these five by their signatures, so they are part of
+// Binaries built against this header call these seven by their signatures, so they are part of
 // the library's ABI: changing one (its signature or what it expects of its arguments) fails
 // scripts/abi-check.sh against the recorded baseline (abi/). qfastinvoke_impl.h has the invoke
 // path's two, qpoolallocator.h the pool's.
@@ -116,10 +116,25 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *prepareConnection(QFunnel *funnel, const QObj
                                                      QFunnelSlotImpl impl, int mode,
                                                      qint64 rateLimitMs);
 // Installs capture on signal as a direct connection to receiver (type: Qt's flags to add, such
-// as Qt::SingleShotConnection). Takes ownership of capture.
+// as Qt::SingleShotConnection). Takes ownership of capture. What code built against earlier
+// headers calls (their connects are found through the connection registry).
 Q_FASTCONNECT_EXPORT QMetaObject::Connection
 connectCapture(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
                QtPrivate::QSlotObjectBase *capture, int type);
+// The same for capture, whose route is route. Under Qt::UniqueConnection, Qt's own connect
+// refuses it if the signal has a connection to receiver whose slot object compares equal to
+// uniqueSlot (the address of a member function pointer, as QObject::connect() passes it, or a
+// funnel slot query); a null uniqueSlot there is a bad call (a warning, no connection).
+Q_FASTCONNECT_EXPORT QMetaObject::Connection
+connectCapture(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
+               QtPrivate::QSlotObjectBase *capture, QFunnelRoute *route, int type,
+               void **uniqueSlot);
+// Qt's Compare operation on a capture whose slot is of kind ('P' a member function, 'F' a
+// functor, 'M' a method by name): a comes from a disconnect or a unique connect, Qt's (the
+// address of a member function pointer) or QtFastConnect's (a funnel slot query). Returns what
+// the capture's slot compares itself with (nullptr: nothing of its kind) and sets *any if a
+// names every funnel connection. Any thread, under Qt's signal-slot locks.
+Q_FASTCONNECT_EXPORT void **compareTarget(void **a, char kind, bool *any) noexcept;
 // ---- End of the entry points ---------------------------------------------------------------
 
 // A call carrying the decayed arguments the slot consumes. Allocated by the emitting thread and
@@ -249,6 +264,7 @@ public:
         invoke(receiver, c, std::index_sequence_for<Stored...> {});
     }
     // Qt's Compare operation: a is the address of the member function pointer to compare with.
+    static constexpr char SlotKind = 'P';
     bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
 };
 
@@ -277,6 +293,7 @@ public:
     void call(QObject *receiver, CallNode *c) { invoke(receiver, c); }
     void invoke(QObject *, CallNode *c) { invoke(c, std::index_sequence_for<Stored...> {}); }
     // A functor compares equal to nothing, as with QObject::connect().
+    static constexpr char SlotKind = 'F';
     bool isSlot(void **) const { return false; }
 };
 
@@ -463,6 +480,7 @@ public:
         (static_cast<Object *>(receiver)->*m_func)(std::move(batch));
         return superseded;
     }
+    static constexpr char SlotKind = 'P';
     bool isSlot(void **a) const { return *reinterpret_cast<Func *>(a) == m_func; }
 };
 
@@ -490,6 +508,7 @@ public:
         std::invoke(m_func, std::move(batch));
         return superseded;
     }
+    static constexpr char SlotKind = 'F';
     bool isSlot(void **) const { return false; }
 };
 
@@ -517,9 +536,10 @@ inline void qfcAnnotateAcquire([[maybe_unused]] void *addr)
 // signal as a direct connection to the receiver, so it runs inside emit in the emitting thread.
 // Derived::makeCall(argv) copies the arguments the slot consumes into a call (or moves the
 // by-value ones), which is posted; no Qt lock is held and the receiver's thread is not touched.
-// Derived::isSlot(a) answers Qt's Compare for the funnel slot, so that
-// QObject::disconnect(sender, &Sender::signal, receiver, &Receiver::slot) finds the connection
-// as it finds a queued one.
+// Derived::isSlot(a) answers Qt's Compare for the funnel slot (of kind Derived::SlotKind, see
+// compareTarget()), so that QObject::disconnect(sender, &Sender::signal, receiver,
+// &Receiver::slot) finds the connection as it finds a queued one, and so that Qt's own
+// connection list answers Qt::UniqueConnection and QtFastConnect::disconnect().
 template<typename Derived>
 class QFunnelCapture : public QtPrivate::QSlotObjectBase
 {
@@ -542,12 +562,15 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
             post(that->m_route, that->makeCall(argv));
             qfcAnnotateRelease(that);
             break;
-        case Compare:
+        case Compare: {
             // A disconnect by slot reads the capture in any thread; the thread that releases
             // the last reference destroys it (Destroy's acquire).
-            *ret = that->isSlot(argv);
+            bool any = false;
+            void **slot = compareTarget(argv, Derived::SlotKind, &any);
+            *ret = any || (slot && that->isSlot(slot));
             qfcAnnotateRelease(that);
             break;
+        }
         }
     }
 
@@ -589,6 +612,7 @@ public:
     QFunnelCaptureSlot(QFunnelRoute *route, const Slot *slot)
         : QFunnelCapture<QFunnelCaptureSlot>(route), m_slot(slot)
     {}
+    static constexpr char SlotKind = Slot::SlotKind;
     QFunnelCall *makeCall(void **argv)
     {
         return makeCall(argv, std::index_sequence_for<Stored...> {});
@@ -599,7 +623,8 @@ public:
 template<typename Func1, typename Slot, typename Stored>
 QMetaObject::Connection
 connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-            Func1 signal, const QObject *receiver, Slot *slot, QtFastConnect::ConnectionMode mode)
+            Func1 signal, const QObject *receiver, Slot *slot, QtFastConnect::ConnectionMode mode,
+            void **uniqueSlot)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
     const QMetaMethod signalMethod = sender ? QMetaMethod::fromSignal(signal) : QMetaMethod();
@@ -613,9 +638,11 @@ connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::O
         capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, true>(route, slot);
     else
         capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, false>(route, slot);
-    // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit.
-    return connectCapture(sender, signalMethod, receiver, capture,
-                          mode.toInt() & Qt::SingleShotConnection);
+    // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit;
+    // Qt::UniqueConnection is Qt's check of the signal's connections, under its locks.
+    return connectCapture(sender, signalMethod, receiver, capture, route,
+                          mode.toInt() & (Qt::SingleShotConnection | Qt::UniqueConnection),
+                          uniqueSlot);
 }
 
 template<typename L>

@@ -3,7 +3,6 @@
 
 #include "qfunnelbyname_p.h"
 #include "qfunnelconnection_p.h"
-#include "qfunnelconnectionregistry_p.h"
 #include "qfunnelmetacallslot_p.h"
 #include "qfunnelqtcompat_p.h"
 
@@ -18,7 +17,8 @@ namespace QtFastConnectPrivate {
 namespace {
 
 // The capture of a connection by name or by QMetaMethod (see QFunnelCapture). Its Compare
-// matches nothing: QtFastConnect::disconnect() finds these connections through the registry.
+// matches the funnel slot queries of QtFastConnect::disconnect() and of a unique connect by name
+// that name its method ('M': the address of a method index).
 class QFunnelMetaCapture : public QFunnelCapture<QFunnelMetaCapture>
 {
     const QFunnelMetaCallSlot *const m_slot; // the route's
@@ -28,7 +28,11 @@ public:
         : QFunnelCapture(route), m_slot(slot)
     {}
     QFunnelCall *makeCall(void **argv) { return m_slot->makeCall(m_route, argv); }
-    bool isSlot(void **) const { return false; }
+    static constexpr char SlotKind = 'M';
+    bool isSlot(void **a) const
+    {
+        return *reinterpret_cast<const int *>(a) == m_slot->methodIndex();
+    }
 };
 
 } // namespace
@@ -97,20 +101,18 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     }
 
     const int methodIndex = method.methodIndex();
-    auto connect = [&]() -> QMetaObject::Connection {
-        auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
-        QFunnelRoute *route = prepareConnection(funnel, sender, signal, receiver, slot,
-                                                &QFunnelMetaCallSlot::impl, mode.toInt(),
-                                                mode.rateLimitInterval().count());
-        if (!route)
-            return {};
-        return connectCapture(sender, signal, receiver, new QFunnelMetaCapture(route, slot),
-                              mode.toInt() & Qt::SingleShotConnection);
-    };
-    using Connect = decltype(connect);
-    return connectRecorded(
-            sender, signal, receiver, 'M', &methodIndex, sizeof(methodIndex), nullptr, mode.toInt(),
-            [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect);
+    auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
+    QFunnelRoute *route =
+            prepareConnection(funnel, sender, signal, receiver, slot, &QFunnelMetaCallSlot::impl,
+                              mode.toInt(), mode.rateLimitInterval().count());
+    if (!route)
+        return {};
+    // A unique connect compares with the method: Qt asks each slot object of the signal's
+    // connections to receiver, and only a funnel connection by name to it answers yes.
+    QFunnelSlotQuery sameMethod('M', &methodIndex);
+    return connectCapture(sender, signal, receiver, new QFunnelMetaCapture(route, slot), route,
+                          mode.toInt() & (Qt::SingleShotConnection | Qt::UniqueConnection),
+                          sameMethod.asSlot());
 }
 
 bool resolveSignal(const char *fn, const QObject *sender, const char *signal, QMetaMethod *sig)

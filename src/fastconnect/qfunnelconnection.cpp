@@ -248,6 +248,64 @@ void releaseRoute(QFunnelRoute *route) noexcept
     route->deref();
 }
 
+const char QFunnelSlotQuery::queryTag = 0;
+
+void **compareTarget(void **a, char kind, bool *any) noexcept
+{
+    // Qt's compare hands the address of a member function pointer, whose first word is never
+    // the query's tag (see QFunnelSlotQuery).
+    if (*a != &QFunnelSlotQuery::queryTag)
+        return kind == 'P' ? a : nullptr;
+    const auto *query = reinterpret_cast<const QFunnelSlotQuery *>(a);
+    if (!query->key) {
+        *any = true;
+        return nullptr;
+    }
+    return query->kind == kind ? static_cast<void **>(const_cast<void *>(query->key)) : nullptr;
+}
+
+// The index of signal's connection list, as QObjectPrivate::connect() computes it from a method
+// index: a signal's clones (its declarations without their default arguments,
+// QMetaMethod::Cloned, which follow it) share the list of the signal itself.
+static int connectionListIndex(const QMetaMethod &signal)
+{
+    const QMetaObject *mo = signal.enclosingMetaObject();
+    int index = signal.methodIndex();
+    while (mo->method(index).attributes() & QMetaMethod::Cloned)
+        --index;
+    return QMetaObjectPrivate::signalIndex(mo->method(index));
+}
+
+QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
+                                       const QObject *receiver, QtPrivate::QSlotObjectBase *capture,
+                                       QFunnelRoute *route, int type, void **uniqueSlot)
+{
+    const Qt::ConnectionType connectionType = Qt::ConnectionType(Qt::DirectConnection | type);
+    QMetaObject::Connection c;
+    qfcAnnotateRelease(capture); // [P22] the capture and its route, for the emitting threads
+    if (!(type & Qt::UniqueConnection)) {
+        // As in the overload below.
+        c = QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
+                                    connectionType);
+    } else if (!uniqueSlot) {
+        qWarning("QtFastConnect::connect(%s, %s): unique connections require a pointer to member "
+                 "function of a QObject subclass, or a method given by name or by QMetaMethod",
+                 classNameOf(sender), classNameOf(receiver));
+        capture->destroyIfLastRef();
+        return c;
+    } else {
+        // Qt's check and insertion, one step under the sender's and receiver's signal-slot
+        // locks: a connection whose slot object compares equal to uniqueSlot (a funnel
+        // capture's, or any other slot object's, as QObject::connect() checks) refuses it.
+        c = QObjectPrivate::connectImpl(sender, connectionListIndex(signal), receiver, uniqueSlot,
+                                        capture, connectionType, nullptr,
+                                        signal.enclosingMetaObject());
+    }
+    if (c)
+        route->guard->addCapture(c);
+    return c;
+}
+
 QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
                                        const QObject *receiver, QtPrivate::QSlotObjectBase *capture,
                                        int type)

@@ -77,6 +77,25 @@ inline bool QFunnelReceiverStamp::holds() const noexcept
     return reusable && threadsFinishing == qfcThreadsFinishing.load(std::memory_order_relaxed);
 }
 
+// What QtFastConnect's disconnect and a unique connect by name hand to Qt's compare of slot
+// objects (Qt passes a void ** it takes for the address of a member function pointer; see
+// compareTarget()). Its first word is the address of queryTag, a data address, which no member
+// function pointer's first word (a function's address, or a virtual function's vtable offset)
+// can equal, and it is at least as large as any member function pointer, so that Qt's own slot
+// objects, which read one from it, read only the query and never match it.
+struct QFunnelSlotQuery
+{
+    static const char queryTag;
+
+    const void *tag = &queryTag;
+    const void *key = nullptr; // as in QtFastConnect::disconnect(); nullptr: any slot
+    char kind = 0; // of key: 'P' a member function pointer's address, 'M' a method index's
+    void *padding[3] = {};
+
+    QFunnelSlotQuery(char k, const void *slotKey) : key(slotKey), kind(k) {}
+    void **asSlot() { return reinterpret_cast<void **>(this); }
+};
+
 // For warnings about a bad connect or invoke: the object's class, like QObject::connect() says.
 inline const char *classNameOf(const QObject *o)
 {

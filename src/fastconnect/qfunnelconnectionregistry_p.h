@@ -27,11 +27,12 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-// Every funnel connection by sender, signal, receiver and slot. Qt cannot answer
-// Qt::UniqueConnection or a disconnect by slot for us: what it sees on the signal is the capture
-// functor, which never compares equal to anything. Entries keep the connection's handle, so a
-// connection cut by Qt (disconnect, sender or receiver destroyed, single shot) reads as dead
-// and is purged lazily.
+// The funnel connections made by code built against earlier headers (connectRecorded()), by
+// sender, signal, receiver and slot: their captures compare equal only to a member function
+// pointer, so that neither Qt's connection list nor a funnel slot query (see compareTarget())
+// finds them for Qt::UniqueConnection or QtFastConnect::disconnect(). Today's connects are not
+// recorded. Entries keep the connection's handle, so a connection cut by Qt (disconnect, sender
+// or receiver destroyed, single shot) reads as dead and is purged lazily.
 class QFunnelConnectionRegistry
 {
 public:

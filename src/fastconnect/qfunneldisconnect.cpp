@@ -1,17 +1,45 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-// Every QtFastConnect::disconnect(): funnel connections are found through the connection
-// registry, and cut with Qt's own disconnect.
+// Every QtFastConnect::disconnect(): Qt's own disconnect cuts the funnel connections, asking
+// each slot object of the matching connections whether it is a funnel capture of the named slot
+// (a funnel slot query, see compareTarget()); connections made by code built against earlier
+// headers are found through the connection registry.
 
 #include "qfunnelbyname_p.h"
+#include "qfunnelconnection_p.h"
 #include "qfunnelconnectionregistry_p.h"
 
 #include <QtCore/private/qmetaobject_p.h>
+#include <QtCore/private/qobject_p.h>
+
+#include <algorithm>
 
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
+
+// The receivers (or context objects) of signal's connections, or of every signal's if it is
+// invalid: Qt's disconnect compares slots only for a given receiver.
+static QObjectList receiversOf(const QObject *sender, const QMetaMethod &signal)
+{
+    const QObjectPrivate *d = QObjectPrivate::get(const_cast<QObject *>(sender));
+    QObjectList receivers;
+    if (signal.isValid()) {
+        receivers = d->receiverList(signal.methodSignature().constData());
+    } else {
+        const QMetaObject *mo = sender->metaObject();
+        for (int i = 0; i < mo->methodCount(); ++i) {
+            const QMetaMethod m = mo->method(i);
+            // A clone shares its signal's connection list.
+            if (m.methodType() == QMetaMethod::Signal && !(m.attributes() & QMetaMethod::Cloned))
+                receivers += d->receiverList(m.methodSignature().constData());
+        }
+    }
+    std::sort(receivers.begin(), receivers.end());
+    receivers.erase(std::unique(receivers.begin(), receivers.end()), receivers.end());
+    return receivers;
+}
 
 bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QObject *receiver,
                       char kind, const void *slotKey, size_t keySize, QFunnelSlotKeyEqual equal)
@@ -26,12 +54,19 @@ bool disconnectFunnel(const QObject *sender, const QMetaMethod &signal, const QO
         return false;
     }
     const int signalIndex = signal.isValid() ? QMetaObjectPrivate::signalIndex(signal) : -1;
-    const QList<QMetaObject::Connection> cut =
+    const QList<QMetaObject::Connection> recorded =
             takeConnections(sender, signalIndex, receiver, kind, slotKey, keySize, equal);
     // Outside the registry lock: disconnecting may destroy slot objects and run destructors.
     bool any = false;
-    for (const QMetaObject::Connection &c : std::as_const(cut))
+    for (const QMetaObject::Connection &c : std::as_const(recorded))
         any |= QObject::disconnect(c);
+
+    QFunnelSlotQuery query(kind, slotKey);
+    const int methodIndex = signal.isValid() ? signal.methodIndex() : -1;
+    if (receiver)
+        return QObjectPrivate::disconnect(sender, methodIndex, receiver, query.asSlot()) || any;
+    for (QObject *r : receiversOf(sender, signal))
+        any |= QObjectPrivate::disconnect(sender, methodIndex, r, query.asSlot());
     return any;
 }
 
@@ -103,8 +138,8 @@ bool QtFastConnect::disconnect(const QObject *sender, const QMetaMethod &signal,
 
     Disconnects the funnel connections from \a signal of \a sender to the member function
     \a slot of \a receiver made with the pointer-to-member-function overload of connect().
-    Unlike QObject::disconnect() with the same arguments, which cannot see funnel connections
-    (it would compare \a slot with the funnel's internal functor), it finds them.
+    QObject::disconnect() with the same arguments cuts them too, together with the
+    connections made with QObject::connect(), which this one leaves alone.
 */
 
 /*!

@@ -36,6 +36,9 @@ public:
     // return value) into one new call for route.
     QFunnelCall *makeCall(QFunnelRoute *route, void **argv) const;
 
+    // The method's absolute index in the receiver's meta-object.
+    int methodIndex() const noexcept { return m_methodIndex; }
+
     // True when type can be copied into a call and destroyed again.
     static bool isQueueable(QMetaType type);
 

@@ -175,19 +175,24 @@ void QFunnelReceiverGuard::addCapture(const QObject *receiver,
             return; // destroyed meanwhile: ~QObject cut the capture already
         guard->ref();
     }
-    {
-        std::lock_guard<std::mutex> locker(guard->m_lock);
-        // Captures cut since (disconnected, single-shot) go when the list has doubled since the
-        // last sweep, so that it stays within twice the receiver's live connections at an
-        // amortized constant cost per connect (a sweep per connect made a receiver's n connects
-        // quadratic).
-        if (guard->m_captures.size() >= guard->m_capturesSweepAt) {
-            guard->m_captures.removeIf([](const QMetaObject::Connection &c) { return !c; });
-            guard->m_capturesSweepAt = qMax<qsizetype>(8, 2 * guard->m_captures.size());
-        }
-        guard->m_captures.append(capture);
-    }
+    guard->addCapture(capture);
     guard->deref();
+}
+
+void QFunnelReceiverGuard::addCapture(const QMetaObject::Connection &capture)
+{
+    std::lock_guard<std::mutex> locker(m_lock);
+    if (m_capturesTaken)
+        return; // the receiver is being destroyed: ~QObject cuts the capture
+    // Captures cut since (disconnected, single-shot) go when the list has doubled since the
+    // last sweep, so that it stays within twice the receiver's live connections at an
+    // amortized constant cost per connect (a sweep per connect made a receiver's n connects
+    // quadratic).
+    if (m_captures.size() >= m_capturesSweepAt) {
+        m_captures.removeIf([](const QMetaObject::Connection &c) { return !c; });
+        m_capturesSweepAt = qMax<qsizetype>(8, 2 * m_captures.size());
+    }
+    m_captures.append(capture);
 }
 
 bool QFunnelReceiverGuard::post(QEvent *event)
@@ -249,6 +254,7 @@ void QFunnelReceiverGuard::receiverDestroyed()
     {
         std::lock_guard<std::mutex> locker(m_lock);
         captures.swap(m_captures);
+        m_capturesTaken = true;
     }
     for (const QMetaObject::Connection &c : std::as_const(captures))
         QObject::disconnect(c);

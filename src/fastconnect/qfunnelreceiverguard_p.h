@@ -66,6 +66,9 @@ public:
     // The capture of a funnel connection to receiver, installed on its signal: cut by the hook
     // before ~QObject reaches it. Any thread; receiver must have a guard (acquire()).
     static void addCapture(const QObject *receiver, const QMetaObject::Connection &capture);
+    // The same, for the guard's receiver; the caller holds a reference. Once the hook has taken
+    // the captures, ~QObject cuts a late one itself.
+    void addCapture(const QMetaObject::Connection &capture);
 
     void ref() noexcept { m_ref.ref(); }
     void deref() noexcept;
@@ -136,6 +139,7 @@ private:
     // The receiver's capture connections, cut by the hook; guarded by m_lock.
     QList<QMetaObject::Connection> m_captures;
     qsizetype m_capturesSweepAt = 8; // guarded by m_lock; see addCapture()
+    bool m_capturesTaken = false; // by the hook; guarded by m_lock
     // Inboxes whose calls wait for the hook to learn the destroying thread; guarded by m_lock,
     // each holds a reference.
     QList<QFunnelInbox *> m_dropsAwaitingHook;

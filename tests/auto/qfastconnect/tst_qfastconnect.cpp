@@ -115,6 +115,76 @@ public:
     int virtualCalls = 0;
 };
 
+// For the disconnect forms: which connections still run, by tag.
+class FormSender : public QObject
+{
+    Q_OBJECT
+Q_SIGNALS:
+    void value(int v);
+    void other();
+};
+
+class FormReceiver : public QObject
+{
+    Q_OBJECT
+public:
+    FormReceiver(const QString &name, QStringList *ran) : m_name(name), m_ran(ran) {}
+    void record(const char *slot)
+    {
+        m_ran->append(m_name + QLatin1Char('.') + QLatin1String(slot));
+    }
+
+public Q_SLOTS:
+    void onValue(int) { record("onValue"); }
+    void onName(int) { record("onName"); }
+    void onOther() { record("onOther"); }
+
+private:
+    QString m_name;
+    QStringList *m_ran;
+};
+
+// What a connect by code built against the headers of an earlier release (0.9.0) installs: a
+// capture whose Compare knows only a member function pointer, its connect recorded through
+// connectRecorded() and made with the five-argument connectCapture().
+class EarlierHeaderCapture : public QtPrivate::QSlotObjectBase
+{
+public:
+    using Slot =
+            QtFastConnectPrivate::QFunnelMemberSlot<void (FormReceiver::*)(int),
+                                                    QtPrivate::List<int>, QtPrivate::List<int>>;
+    EarlierHeaderCapture(QtFastConnectPrivate::QFunnelRoute *route, const Slot *slot)
+        : QSlotObjectBase(&impl), m_route(route), m_slot(slot)
+    {}
+
+private:
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **argv, bool *ret)
+    {
+        using namespace QtFastConnectPrivate;
+        auto *that = static_cast<EarlierHeaderCapture *>(self);
+        switch (which) {
+        case Destroy:
+            qfcAnnotateAcquire(that);
+            releaseRoute(that->m_route);
+            delete that;
+            break;
+        case Call:
+            qfcAnnotateAcquire(that);
+            post(that->m_route,
+                 new Slot::CallNode(that->m_route, *reinterpret_cast<const int *>(argv[1])));
+            qfcAnnotateRelease(that);
+            break;
+        case Compare:
+            *ret = that->m_slot->isSlot(argv);
+            qfcAnnotateRelease(that);
+            break;
+        }
+    }
+
+    QtFastConnectPrivate::QFunnelRoute *const m_route;
+    const Slot *const m_slot;
+};
+
 class tst_QFastConnect : public QObject
 {
     Q_OBJECT
@@ -138,6 +208,11 @@ private Q_SLOTS:
     void badInput();
     void uniqueAndDisconnectWithMultipleInheritance_data();
     void uniqueAndDisconnectWithMultipleInheritance();
+    void uniqueSeesQtsOwnConnections_data();
+    void uniqueSeesQtsOwnConnections();
+    void disconnectForms_data();
+    void disconnectForms();
+    void connectsOfEarlierHeadersStillFound();
 };
 
 void tst_QFastConnect::init()
@@ -520,6 +595,236 @@ void tst_QFastConnect::uniqueAndDisconnectWithMultipleInheritance()
     QVERIFY(disconnect(&MultiReceiver::onVirtual));
     QVERIFY(disconnect(&MultiReceiver::onDirect));
     QVERIFY(!disconnect(&MultiReceiver::onDirect));
+}
+
+void tst_QFastConnect::uniqueSeesQtsOwnConnections_data()
+{
+    QTest::addColumn<bool>("funnel");
+    QTest::newRow("qt-queued") << false; // the oracle
+    QTest::newRow("funnel") << true;
+}
+
+// Qt::UniqueConnection compares the slot with every connection of the signal to the receiver,
+// whatever its type: a queued (or funnel) connection is refused when a direct one to the same
+// slot exists, and a direct one when a queued (or funnel) one exists.
+void tst_QFastConnect::uniqueSeesQtsOwnConnections()
+{
+    QFETCH(bool, funnel);
+    QStringList ran;
+    FormSender s;
+    FormReceiver r(QStringLiteral("r"), &ran);
+    const auto connectUnique = [&] {
+        return bool(funnel ? QtFastConnect::connect(
+                            &s, &FormSender::value, &r, &FormReceiver::onValue,
+                            QtFastConnect::FunnelConnection | Qt::UniqueConnection)
+                           : QObject::connect(&s, &FormSender::value, &r, &FormReceiver::onValue,
+                                              Qt::ConnectionType(Qt::QueuedConnection
+                                                                 | Qt::UniqueConnection)));
+    };
+    const auto connectDirectUnique = [&] {
+        return bool(
+                QObject::connect(&s, &FormSender::value, &r, &FormReceiver::onValue,
+                                 Qt::ConnectionType(Qt::DirectConnection | Qt::UniqueConnection)));
+    };
+    QVERIFY(connectDirectUnique());
+    QVERIFY(!connectUnique());
+    QVERIFY(QObject::disconnect(&s, &FormSender::value, &r, &FormReceiver::onValue));
+    QVERIFY(connectUnique());
+    QVERIFY(!connectDirectUnique());
+    QVERIFY(!connectUnique());
+    Q_EMIT s.value(1);
+    QTRY_COMPARE(ran, QStringList { QStringLiteral("r.onValue") });
+}
+
+enum class DisconnectForm {
+    Slot,
+    AnySlot,
+    AnyReceiver,
+    ByName,
+    ByNameAnyReceiver,
+    ByMetaMethod,
+    AllSignalsToReceiver,
+    Everything
+};
+
+void tst_QFastConnect::disconnectForms_data()
+{
+    QTest::addColumn<bool>("funnel");
+    QTest::addColumn<DisconnectForm>("form");
+    const std::pair<const char *, DisconnectForm> forms[] = {
+        { "slot", DisconnectForm::Slot },
+        { "any slot", DisconnectForm::AnySlot },
+        { "any receiver", DisconnectForm::AnyReceiver },
+        { "by name", DisconnectForm::ByName },
+        { "by name, any receiver", DisconnectForm::ByNameAnyReceiver },
+        { "by QMetaMethod", DisconnectForm::ByMetaMethod },
+        { "all signals to a receiver", DisconnectForm::AllSignalsToReceiver },
+        { "everything", DisconnectForm::Everything },
+    };
+    for (const auto &[name, form] : forms) {
+        QTest::addRow("qt-queued, %s", name) << false << form; // the oracle
+        QTest::addRow("funnel, %s", name) << true << form;
+    }
+}
+
+// Each disconnect form cuts the same connections of a funnel as QObject::disconnect() with the
+// same arguments cuts of queued ones (typed, functor and by-name connections to two receivers,
+// two signals), returns the same, and leaves the sender's other Qt connections alone.
+void tst_QFastConnect::disconnectForms()
+{
+    QFETCH(bool, funnel);
+    QFETCH(DisconnectForm, form);
+    QStringList ran;
+    FormSender s;
+    FormReceiver r1(QStringLiteral("r1"), &ran);
+    FormReceiver r2(QStringLiteral("r2"), &ran);
+    FormReceiver bystander(QStringLiteral("direct"), &ran);
+    const auto connectPmf = [&](auto signal, FormReceiver *r, auto slot) {
+        return bool(funnel ? QtFastConnect::connect(&s, signal, r, slot)
+                           : QObject::connect(&s, signal, r, slot, Qt::QueuedConnection));
+    };
+    QVERIFY(connectPmf(&FormSender::value, &r1, &FormReceiver::onValue));
+    QVERIFY(connectPmf(&FormSender::value, &r2, &FormReceiver::onValue));
+    QVERIFY(connectPmf(&FormSender::other, &r1, &FormReceiver::onOther));
+    const auto functor = [&ran] { ran.append(QStringLiteral("r1.functor")); };
+    QVERIFY(funnel ? bool(QtFastConnect::connect(&s, &FormSender::value, &r1, functor))
+                   : bool(QObject::connect(&s, &FormSender::value, &r1, functor,
+                                           Qt::QueuedConnection)));
+    QVERIFY(funnel ? bool(QtFastConnect::connect(&s, SIGNAL(value(int)), &r1, SLOT(onName(int))))
+                   : bool(QObject::connect(&s, SIGNAL(value(int)), &r1, SLOT(onName(int)),
+                                           Qt::QueuedConnection)));
+    // A funnel disconnect leaves Qt's own connections alone.
+    QVERIFY(QObject::connect(&s, &FormSender::value, &bystander, &FormReceiver::onValue,
+                             Qt::DirectConnection));
+
+    const QMetaMethod value = QMetaMethod::fromSignal(&FormSender::value);
+    const QMetaMethod onName = r1.metaObject()->method(r1.metaObject()->indexOfSlot("onName(int)"));
+    const auto disconnectByForm = [&] {
+        bool cut = false;
+        switch (form) {
+        case DisconnectForm::Slot:
+            cut = funnel
+                    ? QtFastConnect::disconnect(&s, &FormSender::value, &r1, &FormReceiver::onValue)
+                    : QObject::disconnect(&s, &FormSender::value, &r1, &FormReceiver::onValue);
+            break;
+        case DisconnectForm::AnySlot:
+            cut = funnel ? QtFastConnect::disconnect(&s, &FormSender::value, &r1)
+                         : QObject::disconnect(&s, &FormSender::value, &r1, nullptr);
+            break;
+        case DisconnectForm::AnyReceiver:
+            cut = funnel ? QtFastConnect::disconnect(&s, &FormSender::value)
+                         : QObject::disconnect(&s, &FormSender::value, nullptr, nullptr);
+            break;
+        case DisconnectForm::ByName:
+            cut = funnel ? QtFastConnect::disconnect(&s, SIGNAL(value(int)), &r1, SLOT(onName(int)))
+                         : QObject::disconnect(&s, SIGNAL(value(int)), &r1, SLOT(onName(int)));
+            break;
+        case DisconnectForm::ByNameAnyReceiver:
+            cut = funnel ? QtFastConnect::disconnect(&s, SIGNAL(value(int)))
+                         : QObject::disconnect(&s, SIGNAL(value(int)), nullptr, nullptr);
+            break;
+        case DisconnectForm::ByMetaMethod:
+            cut = funnel ? QtFastConnect::disconnect(&s, value, &r1, onName)
+                         : QObject::disconnect(&s, value, &r1, onName);
+            break;
+        case DisconnectForm::AllSignalsToReceiver:
+            cut = funnel ? QtFastConnect::disconnect(&s, nullptr, &r1, nullptr)
+                         : QObject::disconnect(&s, nullptr, &r1, nullptr);
+            break;
+        case DisconnectForm::Everything:
+            cut = funnel ? QtFastConnect::disconnect(&s, nullptr, nullptr, nullptr)
+                         : QObject::disconnect(&s, nullptr, nullptr, nullptr);
+            break;
+        }
+        return cut;
+    };
+    QVERIFY(disconnectByForm());
+    // The same again finds nothing left to cut.
+    QVERIFY(!disconnectByForm());
+
+    Q_EMIT s.value(1);
+    Q_EMIT s.other();
+    QtFastConnect::flush();
+    QCoreApplication::processEvents();
+    const bool bystanderRan = ran.removeAll(QStringLiteral("direct.onValue")) == 1;
+    if (funnel)
+        QVERIFY(bystanderRan);
+    ran.sort();
+    // What QObject::disconnect() leaves of the same queued connections.
+    QStringList expected;
+    switch (form) {
+    case DisconnectForm::Slot:
+        expected = { "r1.functor", "r1.onName", "r1.onOther", "r2.onValue" };
+        break;
+    case DisconnectForm::AnySlot:
+        expected = { "r1.onOther", "r2.onValue" };
+        break;
+    case DisconnectForm::AnyReceiver:
+    case DisconnectForm::ByNameAnyReceiver:
+        expected = { "r1.onOther" };
+        break;
+    case DisconnectForm::ByName:
+    case DisconnectForm::ByMetaMethod:
+        expected = { "r1.functor", "r1.onOther", "r1.onValue", "r2.onValue" };
+        break;
+    case DisconnectForm::AllSignalsToReceiver:
+        expected = { "r2.onValue" };
+        break;
+    case DisconnectForm::Everything:
+        break;
+    }
+    QCOMPARE(ran, expected);
+}
+
+// A binary built against earlier headers keeps its Qt::UniqueConnection and its disconnects by
+// slot, through the connection registry (its capture cannot answer a funnel slot query).
+void tst_QFastConnect::connectsOfEarlierHeadersStillFound()
+{
+    using namespace QtFastConnectPrivate;
+    using Slot = EarlierHeaderCapture::Slot;
+    QStringList ran;
+    FormSender s;
+    FormReceiver r(QStringLiteral("r"), &ran);
+    const QMetaMethod signal = QMetaMethod::fromSignal(&FormSender::value);
+    void (FormReceiver::*const pmf)(int) = &FormReceiver::onValue;
+    const int mode = (QtFastConnect::FunnelConnection | Qt::UniqueConnection).toInt();
+    const auto connectEarlier = [&] {
+        auto connect = [&]() -> QMetaObject::Connection {
+            auto *slot = new Slot(pmf);
+            QFunnelRoute *route = prepareConnection(QFunnel::globalInstance(), &s, signal, &r, slot,
+                                                    &qfcSlotImpl<Slot>, mode, 0);
+            if (!route)
+                return {};
+            return connectCapture(&s, signal, &r, new EarlierHeaderCapture(route, slot), 0);
+        };
+        using Connect = decltype(connect);
+        return bool(connectRecorded(
+                &s, signal, &r, 'P', &pmf, sizeof(pmf), mode,
+                [](void *context) { return (*static_cast<Connect *>(context))(); }, &connect));
+    };
+    const auto deliver = [&] {
+        ran.clear();
+        Q_EMIT s.value(1);
+        QtFastConnect::flush();
+        QCoreApplication::processEvents();
+        return ran.size();
+    };
+
+    QVERIFY(connectEarlier());
+    QVERIFY(!connectEarlier());
+    QCOMPARE(deliver(), 1);
+    QVERIFY(QtFastConnect::disconnect(&s, &FormSender::value, &r, &FormReceiver::onValue));
+    QCOMPARE(deliver(), 0);
+
+    QVERIFY(connectEarlier());
+    QVERIFY(QtFastConnect::disconnect(&s, nullptr, nullptr, nullptr));
+    QCOMPARE(deliver(), 0);
+    QVERIFY(!QtFastConnect::disconnect(&s, nullptr, nullptr, nullptr));
+
+    // Qt's own disconnect compares its member function pointer.
+    QVERIFY(connectEarlier());
+    QVERIFY(QObject::disconnect(&s, &FormSender::value, &r, &FormReceiver::onValue));
+    QCOMPARE(deliver(), 0);
 }
 
 QTEST_MAIN(tst_QFastConnect)
