@@ -137,7 +137,8 @@ void tst_BenchSemantics::rowsAndMarkers()
                     }
                 },
                 &worker);
-        QVERIFY(processUntil([&] { return markersSeen == rowCount / 1000 && rowsSeen == rowCount; }));
+        QVERIFY(processUntil(
+                [&] { return markersSeen == rowCount / 1000 && rowsSeen == rowCount; }));
         worker->wait();
         if (!funnel)
             QCOMPARE(early, 0);
@@ -159,7 +160,8 @@ void tst_BenchSemantics::causalPairs()
         std::vector<char> created(size_t(items), 0);
         int processed = 0;
         int inversions = 0;
-        QVERIFY(connectVia(funnel, &e, &Emitter::created, &r, [&](int i) { created[size_t(i)] = 1; }));
+        QVERIFY(connectVia(funnel, &e, &Emitter::created, &r,
+                           [&](int i) { created[size_t(i)] = 1; }));
         QVERIFY(connectVia(funnel, &e, &Emitter::processed, &r, [&](int i) {
             ++processed;
             if (!created[size_t(i)])
@@ -231,38 +233,48 @@ void tst_BenchSemantics::threadExit()
 void tst_BenchSemantics::waitedWorkers()
 {
     QFETCH(bool, funnel);
-    const int perWorker = quick() ? 2000 : 10000;
-    const int runs = quick() ? 5 : 20;
-    for (int workers : { 1, 8 }) {
-        QThreadPool pool;
-        pool.setMaxThreadCount(workers);
-        int shortRuns = 0;
-        int missingMax = 0;
-        for (int run = 0; run < runs; ++run) {
-            Emitter e;
-            QObject r;
-            int seen = 0;
-            QVERIFY(connectVia(funnel, &e, &Emitter::result, &r, [&](int) { ++seen; }));
-            for (int w = 0; w < workers; ++w) {
-                pool.start([&] {
-                    for (int i = 0; i < perWorker; ++i)
-                        Q_EMIT e.result(i);
-                });
+    const int runs = quick() ? 20 : 100;
+    // A job queue's shape: many short jobs, each emitting a call or two (started, done), and a
+    // flood of long ones.
+    const struct
+    {
+        int jobs;
+        int callsPerJob;
+    } shapes[] = { { 100, 1 }, { 8, quick() ? 2000 : 10000 } };
+    for (const auto &shape : shapes) {
+        for (int workers : { 1, 8 }) {
+            QThreadPool pool;
+            pool.setMaxThreadCount(workers);
+            int shortRuns = 0;
+            int missingMax = 0;
+            const int total = shape.jobs * shape.callsPerJob;
+            for (int run = 0; run < runs; ++run) {
+                Emitter e;
+                QObject r;
+                int seen = 0;
+                QVERIFY(connectVia(funnel, &e, &Emitter::result, &r, [&](int) { ++seen; }));
+                for (int job = 0; job < shape.jobs; ++job) {
+                    pool.start([&] {
+                        for (int i = 0; i < shape.callsPerJob; ++i)
+                            Q_EMIT e.result(i);
+                    });
+                }
+                pool.waitForDone();
+                QCoreApplication::processEvents();
+                const int missing = total - seen;
+                if (!funnel)
+                    QCOMPARE(missing, 0);
+                if (missing) {
+                    ++shortRuns;
+                    missingMax = qMax(missingMax, missing);
+                }
+                QVERIFY(processUntil([&] { return seen == total; }));
             }
-            pool.waitForDone();
-            QCoreApplication::processEvents();
-            const int missing = workers * perWorker - seen;
-            if (!funnel)
-                QCOMPARE(missing, 0);
-            if (missing) {
-                ++shortRuns;
-                missingMax = qMax(missingMax, missing);
-            }
-            QVERIFY(processUntil([&] { return seen == workers * perWorker; }));
+            qInfo("%s: %d jobs x %d calls on %d workers, waitForDone(), one processEvents(): "
+                  "%d of %d runs left calls undelivered (up to %d)",
+                  QTest::currentDataTag(), shape.jobs, shape.callsPerJob, workers, shortRuns, runs,
+                  missingMax);
         }
-        qInfo("%s: %d workers x %d calls, waitForDone(), one processEvents(): %d of %d runs "
-              "left calls undelivered (up to %d)",
-              QTest::currentDataTag(), workers, perWorker, shortRuns, runs, missingMax);
     }
 }
 
