@@ -15,7 +15,8 @@
 #            qemu-user
 #   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
 #            (scripts/lib/mingw-deps.sh, cached), tests under Wine
-# With the host's Qt it first checks the formatting (scripts/check-format.sh, clang-format 14).
+# It first checks the sources (scripts/check-comments.py, scripts/check-sources.py), and with the
+# host's Qt the formatting (scripts/check-format.sh, clang-format 14).
 # After the Qt versions it builds the Debian packages for Qt 6.4 and 6.8 and tries them, and
 # checks the Qt tracepoints under LTTng (scripts/trace-lttng.sh) with the host's Qt.
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
@@ -56,6 +57,16 @@ started=$SECONDS
 summaries=()
 failure_logs=()
 status=0
+# The checks of the sources, first, before any build, whatever the stages: the comments'
+# memory-order pairings and named members (scripts/check-comments.py) and the two builds' source
+# lists (scripts/check-sources.py). Python only, under a second.
+echo "==== source checks" >&2
+if python3 scripts/check-comments.py && python3 scripts/check-sources.py; then
+    summaries+=("source checks: ok")
+else
+    summaries+=("source checks: FAILED")
+    status=1
+fi
 # Formatting, once per run (the pinned clang-format is the host's): with the host's Qt.
 if [[ " ${versions[*]} " == *" 6.4 "* ]]; then
     echo "==== format" >&2

@@ -11,7 +11,7 @@
 #              application that takes the source tree with FetchContent (run-subproject.sh)
 #   abi        Qt 6.4 only: the ABI of the public headers against the baseline in abi/
 #              (scripts/abi-check.sh, abigail-tools)
-#   docs       qdoc, any warning fails; scripts/check-comments.py (pairing IDs, named members)
+#   docs       qdoc, any warning fails (scripts/run-tests.sh checks the comments first)
 #   qmake      the qmake module build (qt_module.pro) and tst_qfunnel against it, where Qt still
 #              has qmake's module support (Qt <= 6.4)
 #   asan       every ctest test under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -124,9 +124,8 @@ else
     skip abi "baseline is Qt 6.4's" "the ABI baseline in abi/ is that of the library built against Qt 6.4; the module's ABI follows the Qt it is built with"
 fi
 
-echo "== qt $qt_version: documentation (qdoc, no warnings allowed; comments checked)" >&2
+echo "== qt $qt_version: documentation (qdoc, no warnings allowed)" >&2
 cmake --build "$prefix-tests" --target docs || fail docs
-python3 scripts/check-comments.py || fail docs
 results+=("docs ok")
 
 # Qt 6.5 removed qmake's module build support (qt_build_config.prf, qt_module.prf, syncqt.pl):
