@@ -17,7 +17,7 @@
 
 #include "qfunnelroute_p.h"
 
-#include <QtCore/qvarlengtharray.h>
+#include <QtCore/qlist.h>
 
 #include <atomic>
 #include <limits>
@@ -179,7 +179,9 @@ private:
         return -1;
     }
 
-    QVarLengthArray<Chain, 4> m_chains;
+    // A list, empty (no allocation) in the inboxes of the connections that are not rate-limited,
+    // nearly all of them: every receiver of a funnel carries an inbox.
+    QList<Chain> m_chains;
     qint64 m_timerDueNs = 0;
     std::atomic<bool> m_timerArmed { false };
 };
