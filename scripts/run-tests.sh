@@ -61,6 +61,7 @@ status=0
 # memory-order pairings and named members (scripts/check-comments.py) and the two builds' source
 # lists (scripts/check-sources.py). Python only, under a second.
 echo "==== source checks" >&2
+command -v python3 >/dev/null || scripts/install-deps.sh python3 # a fresh machine has none
 if python3 scripts/check-comments.py && python3 scripts/check-sources.py; then
     summaries+=("source checks: ok")
 else
