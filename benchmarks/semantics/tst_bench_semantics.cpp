@@ -14,6 +14,10 @@
 //                       emits processed(i); one receiver: processed(i) that ran before created(i)
 //   threadExit          a QThread emits results and returns from run(), no flush(): results its
 //                       finished() handler (a queued connection to the main thread) had not seen
+//   queuedDone          a worker object emits results, then its done() signal through a
+//                       Qt::QueuedConnection: results its done() handler had not seen
+//   pipeline            three threads hand each item on through semaphores, each emitting
+//                       stage(k, i) to one receiver: a later stage of an item before an earlier
 //   waitedWorkers       QThreadPool workers emit, QThreadPool::waitForDone(), then one
 //                       processEvents() in the receiver's thread: calls it did not deliver
 //   isolation           one receiver with a 2 ms slot flooded by one thread; another thread emits
@@ -46,6 +50,8 @@ Q_SIGNALS:
     void created(int i);
     void processed(int i);
     void result(int i);
+    void done();
+    void stage(int stage, int i);
 };
 
 template<typename Func1, typename Func2>
@@ -91,6 +97,10 @@ private Q_SLOTS:
     void causalPairs();
     void threadExit_data() { rows(); }
     void threadExit();
+    void queuedDone_data() { rows(); }
+    void queuedDone();
+    void pipeline_data() { rows(); }
+    void pipeline();
     void waitedWorkers_data() { rows(); }
     void waitedWorkers();
     void isolation_data() { rows(); }
@@ -228,6 +238,90 @@ void tst_BenchSemantics::threadExit()
     qInfo("%s: results the finished() handler had not seen, of %d: %d of %d runs short (%s)",
           QTest::currentDataTag(), results, shortRuns, runs,
           qPrintable(perRun.join(QStringLiteral(", "))));
+}
+
+void tst_BenchSemantics::queuedDone()
+{
+    QFETCH(bool, funnel);
+    const int results = quick() ? 50000 : 200000;
+    const int runs = quick() ? 5 : 20;
+    QStringList perRun;
+    int shortRuns = 0;
+    for (int run = 0; run < runs; ++run) {
+        Emitter worker;
+        QObject r;
+        int seen = 0;
+        int seenAtDone = -1;
+        QVERIFY(connectVia(funnel, &worker, &Emitter::result, &r, [&](int) { ++seen; }));
+        // The worker's own later signal, queued as Qt does across threads.
+        QObject::connect(
+                &worker, &Emitter::done, &r, [&] { seenAtDone = seen; }, Qt::QueuedConnection);
+        std::unique_ptr<QThread> thread;
+        runInThread(
+                [&] {
+                    for (int i = 0; i < results; ++i)
+                        Q_EMIT worker.result(i);
+                    Q_EMIT worker.done();
+                },
+                &thread);
+        QVERIFY(processUntil([&] { return seenAtDone >= 0 && seen == results; }));
+        thread->wait();
+        if (!funnel)
+            QCOMPARE(seenAtDone, results);
+        if (seenAtDone < results)
+            ++shortRuns;
+        perRun << QString::number(results - seenAtDone);
+    }
+    qInfo("%s: results the queued done() handler had not seen, of %d: %d of %d runs short (%s)",
+          QTest::currentDataTag(), results, shortRuns, runs,
+          qPrintable(perRun.join(QStringLiteral(", "))));
+}
+
+void tst_BenchSemantics::pipeline()
+{
+    QFETCH(bool, funnel);
+    const int items = quick() ? 20000 : 100000;
+    const int rounds = quick() ? 3 : 10;
+    constexpr int Stages = 3;
+    QStringList perRound;
+    for (int round = 0; round < rounds; ++round) {
+        Emitter e;
+        QObject r;
+        std::vector<int> reached(size_t(items), 0); // stages of each item that ran
+        int last = 0;
+        int inversions = 0;
+        QVERIFY(connectVia(funnel, &e, &Emitter::stage, &r, [&](int stage, int i) {
+            if (reached[size_t(i)] < stage)
+                ++inversions;
+            reached[size_t(i)] = qMax(reached[size_t(i)], stage + 1);
+            if (stage == Stages - 1)
+                ++last;
+        }));
+        QSemaphore handOff[Stages - 1];
+        std::unique_ptr<QThread> threads[Stages];
+        for (int k = 0; k < Stages; ++k) {
+            runInThread(
+                    [&, k] {
+                        for (int i = 0; i < items; ++i) {
+                            if (k > 0)
+                                handOff[k - 1].acquire();
+                            Q_EMIT e.stage(k, i);
+                            if (k < Stages - 1)
+                                handOff[k].release();
+                        }
+                    },
+                    &threads[k]);
+        }
+        QVERIFY(processUntil([&] { return last == items; }));
+        for (auto &t : threads)
+            t->wait();
+        if (!funnel)
+            QCOMPARE(inversions, 0);
+        perRound << QString::number(inversions);
+    }
+    qInfo("%s: %d-stage pipeline, stages that ran before an earlier stage of their item, of %d "
+          "items, per round: %s",
+          QTest::currentDataTag(), Stages, items, qPrintable(perRound.join(QStringLiteral(", "))));
 }
 
 void tst_BenchSemantics::waitedWorkers()
