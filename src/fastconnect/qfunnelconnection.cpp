@@ -282,6 +282,11 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
 {
     const Qt::ConnectionType connectionType = Qt::ConnectionType(Qt::DirectConnection | type);
     QMetaObject::Connection c;
+    // Once connected, the capture and its route are Qt's: another thread may destroy them at
+    // once (it deletes the sender, disconnects, or a single-shot emission ran). The guard is
+    // held apart for the capture's registration below.
+    QFunnelReceiverGuard *const guard = route->guard;
+    guard->ref();
     qfcAnnotateRelease(capture); // [P22] the capture and its route, for the emitting threads
     if (!(type & Qt::UniqueConnection)) {
         // As in the overload below.
@@ -292,6 +297,7 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
                  "function of a QObject subclass, or a method given by name or by QMetaMethod",
                  classNameOf(sender), classNameOf(receiver));
         capture->destroyIfLastRef();
+        guard->deref();
         return c;
     } else {
         // Qt's check and insertion, one step under the sender's and receiver's signal-slot
@@ -302,7 +308,8 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
                                         signal.enclosingMetaObject());
     }
     if (c)
-        route->guard->addCapture(c);
+        guard->addCapture(c);
+    guard->deref();
     return c;
 }
 
