@@ -28,10 +28,9 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 // The funnel connections made by code built against earlier headers (connectRecorded()), by
-// sender, signal, receiver and slot: their captures compare equal only to a member function
-// pointer, so that neither Qt's connection list nor a funnel slot query (see compareTarget())
-// finds them for Qt::UniqueConnection or QtFastConnect::disconnect(). Today's connects are not
-// recorded. Entries keep the connection's handle, so a connection cut by Qt (disconnect, sender
+// sender, signal, receiver and slot: their captures answer Qt's compare only for a member
+// function pointer, so a funnel slot query (see compareTarget()) does not find them, and a
+// unique connect of such code checks here. Today's connects are not recorded. Entries keep the connection's handle, so a connection cut by Qt (disconnect, sender
 // or receiver destroyed, single shot) reads as dead and is purged lazily.
 class QFunnelConnectionRegistry
 {
