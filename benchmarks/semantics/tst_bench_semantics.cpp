@@ -207,9 +207,12 @@ void tst_BenchSemantics::causalPairs()
           QTest::currentDataTag(), items, qPrintable(perRound.join(QStringLiteral(", "))));
 }
 
-void tst_BenchSemantics::threadExit()
+// A thread emits results through the connection under test, then a signal Qt queues to the
+// main thread: the QThread's finished() (Ending::Finished) or the emitter's own done() through a
+// Qt::QueuedConnection (Ending::QueuedDone). How many results had its handler not seen?
+enum class Ending { Finished, QueuedDone };
+static void resultsBeforeEnding(bool funnel, Ending ending)
 {
-    QFETCH(bool, funnel);
     const int results = quick() ? 50000 : 200000;
     const int runs = quick() ? 5 : 20;
     QStringList perRun;
@@ -218,63 +221,44 @@ void tst_BenchSemantics::threadExit()
         Emitter e;
         QObject r;
         int seen = 0;
-        int seenAtFinish = -1;
+        int seenAtEnd = -1;
         QVERIFY(connectVia(funnel, &e, &Emitter::result, &r, [&](int) { ++seen; }));
         std::unique_ptr<QThread> thread(QThread::create([&] {
             for (int i = 0; i < results; ++i)
                 Q_EMIT e.result(i);
+            if (ending == Ending::QueuedDone)
+                Q_EMIT e.done();
         }));
-        // Queued to the main thread, as an application's finished() handler is.
-        QObject::connect(thread.get(), &QThread::finished, &r, [&] { seenAtFinish = seen; });
+        // Queued to the main thread, as an application's handler is.
+        if (ending == Ending::Finished)
+            QObject::connect(thread.get(), &QThread::finished, &r, [&] { seenAtEnd = seen; });
+        else
+            QObject::connect(
+                    &e, &Emitter::done, &r, [&] { seenAtEnd = seen; }, Qt::QueuedConnection);
         thread->start();
-        QVERIFY(processUntil([&] { return seenAtFinish >= 0 && seen == results; }));
+        QVERIFY(processUntil([&] { return seenAtEnd >= 0 && seen == results; }));
         thread->wait();
         if (!funnel)
-            QCOMPARE(seenAtFinish, results);
-        if (seenAtFinish < results)
+            QCOMPARE(seenAtEnd, results);
+        if (seenAtEnd < results)
             ++shortRuns;
-        perRun << QString::number(results - seenAtFinish);
+        perRun << QString::number(results - seenAtEnd);
     }
-    qInfo("%s: results the finished() handler had not seen, of %d: %d of %d runs short (%s)",
-          QTest::currentDataTag(), results, shortRuns, runs,
-          qPrintable(perRun.join(QStringLiteral(", "))));
+    qInfo("%s: results the %s handler had not seen, of %d: %d of %d runs short (%s)",
+          QTest::currentDataTag(), ending == Ending::Finished ? "finished()" : "queued done()",
+          results, shortRuns, runs, qPrintable(perRun.join(QStringLiteral(", "))));
+}
+
+void tst_BenchSemantics::threadExit()
+{
+    QFETCH(bool, funnel);
+    resultsBeforeEnding(funnel, Ending::Finished);
 }
 
 void tst_BenchSemantics::queuedDone()
 {
     QFETCH(bool, funnel);
-    const int results = quick() ? 50000 : 200000;
-    const int runs = quick() ? 5 : 20;
-    QStringList perRun;
-    int shortRuns = 0;
-    for (int run = 0; run < runs; ++run) {
-        Emitter worker;
-        QObject r;
-        int seen = 0;
-        int seenAtDone = -1;
-        QVERIFY(connectVia(funnel, &worker, &Emitter::result, &r, [&](int) { ++seen; }));
-        // The worker's own later signal, queued as Qt does across threads.
-        QObject::connect(
-                &worker, &Emitter::done, &r, [&] { seenAtDone = seen; }, Qt::QueuedConnection);
-        std::unique_ptr<QThread> thread;
-        runInThread(
-                [&] {
-                    for (int i = 0; i < results; ++i)
-                        Q_EMIT worker.result(i);
-                    Q_EMIT worker.done();
-                },
-                &thread);
-        QVERIFY(processUntil([&] { return seenAtDone >= 0 && seen == results; }));
-        thread->wait();
-        if (!funnel)
-            QCOMPARE(seenAtDone, results);
-        if (seenAtDone < results)
-            ++shortRuns;
-        perRun << QString::number(results - seenAtDone);
-    }
-    qInfo("%s: results the queued done() handler had not seen, of %d: %d of %d runs short (%s)",
-          QTest::currentDataTag(), results, shortRuns, runs,
-          qPrintable(perRun.join(QStringLiteral(", "))));
+    resultsBeforeEnding(funnel, Ending::QueuedDone);
 }
 
 void tst_BenchSemantics::pipeline()

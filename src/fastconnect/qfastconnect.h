@@ -161,18 +161,6 @@ Q_FASTCONNECT_EXPORT bool disconnectFunnel(const QObject *sender, const QMetaMet
                                            const QObject *receiver, char kind, const void *slotKey,
                                            size_t keySize);
 
-// uniqueSlot: the address of the member function pointer Qt::UniqueConnection compares with;
-// nullptr for a functor, which compares equal to nothing.
-template<typename Func1, typename Slot, typename Stored, typename MakeSlot>
-QMetaObject::Connection
-connectTyped(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-             Func1 signal, const QObject *receiver, void **uniqueSlot,
-             QtFastConnect::ConnectionMode mode, MakeSlot &&makeSlot)
-{
-    return connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver, makeSlot(), mode,
-                                            uniqueSlot);
-}
-
 } // namespace QtFastConnectPrivate
 
 namespace QtFastConnect {
@@ -203,9 +191,10 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "std::move(value)) instead.");
     using Slot =
             QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, reinterpret_cast<void **>(&slot), mode,
-            [&] { return new Slot(slot); });
+    // Qt::UniqueConnection compares the member function pointer, as QObject::connect() does.
+    return QtFastConnectPrivate::connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver,
+                                                                  new Slot(slot), mode,
+                                                                  reinterpret_cast<void **>(&slot));
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -233,9 +222,10 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
                   "queue a move-only value with QtFastConnect::invoke(context, functor, "
                   "std::move(value)) instead.");
     using Slot = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
-    return QtFastConnectPrivate::connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, nullptr, mode,
-            [&] { return new Slot(F(std::forward<Func2>(functor))); });
+    // A functor compares equal to nothing: Qt::UniqueConnection is refused, with a warning.
+    return QtFastConnectPrivate::connectSlot<Func1, Slot, Stored>(
+            funnel, sender, signal, context, new Slot(F(std::forward<Func2>(functor))), mode,
+            nullptr);
 }
 
 // The same two, through QFunnel::globalInstance().
@@ -307,10 +297,10 @@ connectBatchedMember(QFunnel *funnel,
                   "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
                   "&Sender::signal)>), by value, const reference or rvalue reference");
     using Slot = QFunnelBatchMemberSlot<Func2, Stored, Keying>;
-    return connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, reinterpret_cast<void **>(&slot),
+    return connectSlot<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver, new Slot(slot, std::move(keying)),
             mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
-            [&] { return new Slot(slot, std::move(keying)); });
+            reinterpret_cast<void **>(&slot));
 }
 
 template<typename Func1, typename Func2, typename Keying>
@@ -337,10 +327,10 @@ connectBatchedFunctor(QFunnel *funnel,
                   "QList<std::tuple<T1, T2, ...>> for several (QtFastConnect::BatchOf<decltype("
                   "&Sender::signal)>)");
     using Slot = QFunnelBatchFunctorSlot<F, Stored, Keying>;
-    return connectTyped<Func1, Slot, Stored>(
-            funnel, sender, signal, context, nullptr,
-            mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
-            [&] { return new Slot(F(std::forward<Func2>(functor)), std::move(keying)); });
+    return connectSlot<Func1, Slot, Stored>(
+            funnel, sender, signal, context,
+            new Slot(F(std::forward<Func2>(functor)), std::move(keying)),
+            mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit), nullptr);
 }
 
 } // namespace QtFastConnectPrivate

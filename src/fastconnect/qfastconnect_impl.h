@@ -620,6 +620,9 @@ public:
     bool isSlot(void **a) const { return m_slot->isSlot(a); }
 };
 
+// Every typed connect and connectBatched(): takes ownership of slot. uniqueSlot: what
+// Qt::UniqueConnection compares with (the address of the member function pointer; nullptr for
+// a functor, which compares equal to nothing).
 template<typename Func1, typename Slot, typename Stored>
 QMetaObject::Connection
 connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
