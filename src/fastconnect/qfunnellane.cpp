@@ -3,6 +3,8 @@
 
 #include "qfunnellane_p.h"
 #include "qfunnelcore_p.h"
+#include "qfunnelemissionhook_p.h"
+#include "qfunnelinboxregistry_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
@@ -18,13 +20,20 @@ namespace QtFastConnectPrivate {
 // destructor must not touch them. Trivially destructible, so it outlives the lane set.
 thread_local bool tlLanesGone = false;
 
-// This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
-struct LaneSet
+struct LaneSet;
+// This thread's set once made, for the emission hook, which runs on every signal of the process
+// and must not make one. Trivially destructible; cleared by the set's destructor.
+thread_local LaneSet *tlLaneSet = nullptr;
+
+// This thread's lanes, one per funnel it emitted into, and the emission hook's state;
+// destroyed at thread exit.
+struct LaneSet : QFunnelEmitterState
 {
     QVarLengthArray<QFunnelLane *, 4> lanes;
     ~LaneSet()
     {
         QFunnelLane::tlCache = { nullptr, nullptr };
+        tlLaneSet = nullptr;
         tlLanesGone = true;
         if (processIsExiting()) {
             // ExitProcess() ended the relays: nothing would route what this thread queued.
@@ -49,18 +58,20 @@ struct LaneSet
             runInApplicationThread(inFlight, &warnFinishedInFlight);
         qDeleteAll(lanes);
     }
-    // A QThread emits finished() right after run() returns, before any thread_local
-    // destructor; Qt runs nothing of a library in between (QThreadPrivate::finish()), and its
-    // thread data is gone by now. So calls this flush handed on may reach their receivers after
-    // finished() did. Rate-limited (qfunnelwarning_p.h): threads exit by the thousand.
+    // The emission hook flushed before the thread's last signal that posts (a QThread's
+    // finished() with a queued or cross-thread connection); calls still on their way now came
+    // after it, or the thread posted none: they may reach their receivers after what the
+    // thread posted without a signal, or after a QThread::wait() in the receiver's thread.
+    // Rate-limited (qfunnelwarning_p.h): threads exit by the thousand.
     static void warnFinishedInFlight(QFunnelCore *)
     {
         if (!qfcNoteWarning(QFunnelWarning::ExitInFlight))
             return;
         qWarning("QtFastConnect: a thread exited with calls emitted after its last flush() still "
-                 "on their way to their receivers. If it is a QThread, its finished() signal "
-                 "may reach receivers before them: call QtFastConnect::flush() (or "
-                 "QFunnel::flush()) as the last line of run().");
+                 "on their way to their receivers: what it posted without a signal "
+                 "(deleteLater(), QMetaObject::invokeMethod(), postEvent()) and a QThread::wait() "
+                 "for it may come before them. Call QtFastConnect::flush() (or QFunnel::flush()) "
+                 "before those, or as the last line of the thread's function.");
     }
 };
 
@@ -87,6 +98,10 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
     if (Q_UNLIKELY(tlLanesGone))
         return nullptr;
     LaneSet &set = ThreadLanes::local();
+    if (Q_UNLIKELY(!tlLaneSet)) {
+        tlLaneSet = &set;
+        installEmissionHook();
+    }
     QFunnelLane *lane = nullptr;
     for (qsizetype i = 0; i < set.lanes.size(); ++i) {
         QFunnelLane *l = set.lanes[i];
@@ -104,6 +119,36 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
     }
     tlCache = { core, lane }; // the lane holds a reference: core cannot be reused meanwhile
     return lane;
+}
+
+QFunnelEmitterState *QFunnelLane::emitterState() noexcept
+{
+    return tlLaneSet;
+}
+
+bool QFunnelLane::threadEmittedSinceFlush(const QFunnelEmitterState *state) noexcept
+{
+    for (const QFunnelLane *lane : static_cast<const LaneSet *>(state)->lanes) {
+        if (lane->emittedSinceFlush())
+            return true;
+    }
+    return false;
+}
+
+void QFunnelLane::flushThread(QFunnelEmitterState *state)
+{
+    LaneSet *set = static_cast<LaneSet *>(state);
+    // By index: posting barriers may drop a dead receiver's calls (user code), which may
+    // emit into a funnel this thread has no lane for yet.
+    for (qsizetype i = 0; i < set->lanes.size(); ++i) {
+        QFunnelLane *lane = set->lanes[i];
+        QFunnelCore *core = lane->core();
+        if (!lane->emittedSinceFlush() || core->isStopped())
+            continue;
+        flushCurrentThread(core, lane);
+        if (!core->isStopped())
+            core->inboxes().postBarriers();
+    }
 }
 
 void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)

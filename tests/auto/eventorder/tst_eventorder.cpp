@@ -88,6 +88,7 @@ public:
     bool flushAtEnd = true;
 Q_SIGNALS:
     void result(int v);
+    void done(); // emitted by the thread itself, after its results
 
 protected:
     void run() override
@@ -96,6 +97,7 @@ protected:
             Q_EMIT result(i);
         if (flushAtEnd)
             QtFastConnect::flush();
+        Q_EMIT done();
     }
 };
 
@@ -275,26 +277,51 @@ void tst_EventOrder::noExitWarningWhenAllRan()
     QCoreApplication::sendPostedEvents(); // where the warning's task would run
 }
 
+// How a thread's last signal reaches the main thread in finishedSeesAllResults().
+enum Ending { Finished, QueuedDone, AutoDone };
+
 void tst_EventOrder::finishedSeesAllResults_data()
 {
     QTest::addColumn<int>("path");
+    QTest::addColumn<bool>("flush");
+    QTest::addColumn<int>("ending");
     QTest::addColumn<int>("slotNs");
     QTest::addColumn<bool>("busyCore");
-    QTest::newRow("qt-queued") << int(QtQueued) << 0 << false;
-    QTest::newRow("qt-queued, 1 us slot") << int(QtQueued) << 1000 << false;
-    QTest::newRow("funnel") << int(Funnel) << 0 << false;
-    QTest::newRow("funnel, 1 us slot") << int(Funnel) << 1000 << false;
-    QTest::newRow("funnel, busy core") << int(Funnel) << 0 << true;
-    QTest::newRow("funnel, 1 us slot, busy core") << int(Funnel) << 1000 << true;
+    const struct
+    {
+        const char *name;
+        Ending ending;
+    } endings[] = { { "finished()", Finished },
+                    { "queued done()", QueuedDone },
+                    { "auto done()", AutoDone } };
+    for (const auto &e : endings) {
+        const QByteArray n = e.name;
+        QTest::newRow("qt-queued, " + n) << int(QtQueued) << false << int(e.ending) << 0 << false;
+        QTest::newRow("qt-queued, 1 us slot, " + n)
+                << int(QtQueued) << false << int(e.ending) << 1000 << false;
+        QTest::newRow("funnel, no flush, " + n)
+                << int(Funnel) << false << int(e.ending) << 0 << false;
+        QTest::newRow("funnel, no flush, 1 us slot, " + n)
+                << int(Funnel) << false << int(e.ending) << 1000 << false;
+        QTest::newRow("funnel, no flush, busy core, " + n)
+                << int(Funnel) << false << int(e.ending) << 0 << true;
+    }
+    QTest::newRow("funnel, flush, finished()")
+            << int(Funnel) << true << int(Finished) << 0 << false;
+    QTest::newRow("funnel, flush, 1 us slot, busy core, finished()")
+            << int(Funnel) << true << int(Finished) << 1000 << true;
 }
 
-// A QThread emits its results and returns; flush() is the last line of run(). The finished()
-// handler, a plain connection in the main thread, must see every result, in order, as with
-// Qt::QueuedConnection: the passes that run them yield to the event loop (1 us slots) and the
-// other core is busy, and still no result runs after finished().
+// A QThread emits its results and returns: the handler of its last signal, a plain Qt
+// connection in the main thread (QThread::finished(), or the thread's own done() signal,
+// queued or automatic), must see every result, in order, as with Qt::QueuedConnection, with
+// or without flush() at the end of run() (issue 38): the passes that run them yield to the
+// event loop (1 us slots) and the other core is busy, and still no result runs after it.
 void tst_EventOrder::finishedSeesAllResults()
 {
     QFETCH(int, path);
+    QFETCH(bool, flush);
+    QFETCH(int, ending);
     QFETCH(int, slotNs);
     QFETCH(bool, busyCore);
     if (skipQtUnderTsan(path))
@@ -307,19 +334,24 @@ void tst_EventOrder::finishedSeesAllResults()
         results.slowNs = slotNs;
         ResultThread thread;
         thread.n = n;
+        thread.flushAtEnd = flush;
         if (path == Funnel)
             QVERIFY(QtFastConnect::connect(&thread, &ResultThread::result, &results,
                                            &Results::onResult));
         else
             QVERIFY(QObject::connect(&thread, &ResultThread::result, &results, &Results::onResult,
                                      Qt::QueuedConnection));
-        QObject::connect(&thread, &QThread::finished, &results,
-                         [&results] { results.atFinished = results.count; });
+        const auto atEnd = [&results] { results.atFinished = results.count; };
+        if (ending == Finished)
+            QObject::connect(&thread, &QThread::finished, &results, atEnd);
+        else
+            QObject::connect(&thread, &ResultThread::done, &results, atEnd,
+                             ending == QueuedDone ? Qt::QueuedConnection : Qt::AutoConnection);
         thread.start();
         QVERIFY(waitFor([&] { return results.atFinished >= 0; }));
         QVERIFY(thread.wait(HangTimeoutMs));
         QVERIFY2(results.atFinished == n,
-                 qPrintable(QStringLiteral("run %1: %2 of %3 results before finished()")
+                 qPrintable(QStringLiteral("run %1: %2 of %3 results before the last signal")
                                     .arg(run)
                                     .arg(results.atFinished)
                                     .arg(n)));
