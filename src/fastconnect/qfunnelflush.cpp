@@ -50,8 +50,11 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     thread afterwards (QThread::finished() when run() returns, a deleteLater(), a queued signal
     or QMetaObject::invokeMethod(), QCoreApplication::postEvent()), as with
     Qt::QueuedConnection, under any load: the delivery passes that run those calls do not yield
-    to the event loop before they have run. End a QThread's run() with it: Qt emits finished()
-    right after run() returns.
+    to the event loop before they have run. Before a signal the thread emits, the module calls
+    it by itself when the signal has a connection that posts (queued, or automatic to an object
+    of another thread): QThread::finished() and a worker's queued done() need no flush(). Call
+    it before events a thread posts without a signal: QObject::deleteLater(),
+    QMetaObject::invokeMethod(), QCoreApplication::postEvent().
 
     It blocks until the relay thread has routed the calling thread's calls (one relay round,
     50 to 400 µs, when some are in its hands; at once otherwise), then posts one wake-up
