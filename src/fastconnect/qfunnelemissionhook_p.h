@@ -19,7 +19,6 @@
 
 QT_BEGIN_NAMESPACE
 
-
 namespace QtFastConnectPrivate {
 
 // Keeps a thread's funnel calls ahead of the events its later signals post, as
