@@ -67,7 +67,15 @@ fail() {  # stage
     echo "== qt $qt_version: $1 failed" >&2
     finish 1
 }
+# record result: a stage that passed, with its time (configure, build and run) in seconds, so that
+# the summary shows where CI's time goes.
+step_started=$SECONDS
+record() {  # result
+    results+=("$1 ($((SECONDS - step_started)) s)")
+    step_started=$SECONDS
+}
 skip() {  # stage short-reason [full-reason]
+    step_started=$SECONDS
     results+=("$1 skipped ($2)")
     echo "== qt $qt_version: $1 skipped: ${3:-$2}" >&2
 }
@@ -92,7 +100,7 @@ ctest_stage() {
         ctest_keep_failures "$log" "qt $qt_version $name" "${summary_file:+${summary_file%.txt}-failed.log}"
         fail "$name"
     fi
-    results+=("$name $(( ${counts#* } - ${counts% *} ))/${counts#* }")
+    record "$name $(( ${counts#* } - ${counts% *} ))/${counts#* }"
 }
 
 echo "== qt $qt_version: tests" >&2
@@ -112,21 +120,21 @@ tests/consumers/run.sh "$prefix-tests" || fail consumers
 subproject_args=()
 [[ -z "${QFC_QT_ROOT:-}" ]] && subproject_args+=(--git)
 tests/consumers/run-subproject.sh "${subproject_args[@]}" "$prefix-subproject" || fail consumers
-results+=("consumers ok")
+record "consumers ok"
 
 # The ABI baseline (abi/) is the library's as built against the host's Qt 6.4: the module's ABI
 # follows the Qt it is built with, so other Qt versions have none to compare with.
 if [[ $qt_version == 6.4.* ]]; then
     echo "== qt $qt_version: ABI of the public headers against abi/ (scripts/abi-check.sh)" >&2
     scripts/abi-check.sh "$prefix-tests" || fail abi
-    results+=("abi ok")
+    record "abi ok"
 else
     skip abi "baseline is Qt 6.4's" "the ABI baseline in abi/ is that of the library built against Qt 6.4; the module's ABI follows the Qt it is built with"
 fi
 
 echo "== qt $qt_version: documentation (qdoc, no warnings allowed)" >&2
 cmake --build "$prefix-tests" --target docs || fail docs
-results+=("docs ok")
+record "docs ok"
 
 # Qt 6.5 removed qmake's module build support (qt_build_config.prf, qt_module.prf, syncqt.pl):
 # qt_module.pro can only be built where it still exists.
@@ -136,7 +144,7 @@ if [[ -e "$features/qt_build_config.prf" && -e "$features/qt_module.prf" ]]; the
     rm -rf "$prefix-qmake" && mkdir "$prefix-qmake"
     (cd "$prefix-qmake" && qmake6 ../qt_module.pro >/dev/null && make -s -j"$jobs" >/dev/null &&
      make -s sub-tst_qfunnel >/dev/null && make -s -C tests/auto/qfunnel check) || fail "qmake module"
-    results+=("qmake module ok")
+    record "qmake module ok"
 else
     skip "qmake module" "Qt >= 6.5" "Qt $qt_version has no qmake module build support (qt_build_config.prf and qt_module.prf were removed in Qt 6.5); qmake applications are tested by the consumers stage"
 fi
