@@ -67,17 +67,17 @@ public:
     // after the events already waiting. The time budget is what keeps a GUI's frame rate under
     // a flood: while posted events are always pending, Qt's glib event dispatcher runs due
     // timers at most every other event-loop iteration (a timer source that fired waits at idle
-    // priority until posted events were sent), so a repaint timer can wait for two passes.
-    // With 4 ms passes its p99 interval missed a 60 Hz frame; with 1 ms passes it stays within
-    // one (benchmarks/responsiveness: the report's section 7). Passes of wake-ups handled
-    // together share the budget (see passFor()).
+    // priority until posted events were sent), so a repaint timer can wait for two passes, and
+    // a pass must stay well within half a 60 Hz frame (measured: the report's section 7,
+    // benchmarks/responsiveness). Passes of wake-ups handled together share the budget (see
+    // passFor()).
     //
     // That budget grows when the rest of the event loop is expensive: a pass that continues a
     // backlog (a Resume) lasts PassShare times what the thread spent on everything else since
     // the previous pass yielded, between PassBudget and MaxPassBudget. A view's deferred work
     // (the relayout and repaint that rowsInserted() schedules, whose cost grows with the model)
-    // runs once per yield: with 1 ms passes the thread spent most of its time on it, and a
-    // per-row log view moved fewer rows than Qt's flood, which simply starves it. So a backlog
+    // runs once per yield: with fixed 1 ms passes the thread spent most of its time on it (the
+    // report's section 8), while Qt's flood simply starves it. So a backlog
     // gets at least PassShare / (PassShare + 1) of its receiver's thread, and the view lays out
     // once per pass, about once a frame at most; a loop whose other work is cheap (a repaint)
     // still runs every millisecond (benchmarks/modelview).

@@ -88,8 +88,8 @@ private:
 // wait for the relay (its lane set's destructor flushes), and on Windows that exit runs in a
 // fiber-local storage callback: Wine runs those under a process-wide lock (RtlProcessFlsData()),
 // which a thread's first use of fiber-local storage takes too. A relay thread still starting
-// then never reached run(): it waited for the exiting thread, which waited for it (under Wine,
-// tst_qfunnelpolicy::coalesceDeliversOnlyTheLatest hung in about 1 of 10,000 rounds).
+// then never reached run(): it waited for the exiting thread, which waited for it (a hang under
+// Wine: docs/architecture.md, on qfunnelplatform.cpp).
 void QFunnelRelay::start()
 {
     QMutexLocker locker(&m_startLock);
