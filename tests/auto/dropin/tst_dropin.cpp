@@ -503,16 +503,22 @@ void tst_DropIn::deadReceiversArgumentsDestroyedInItsLastThread()
         while (!stop.load(std::memory_order_relaxed))
             Q_EMIT otherSender.probe(p);
     });
-    // Deleted in its thread while the flood goes on.
-    QTest::qWait(50);
+    // A failed check returns early: the producers must still be stopped and joined.
+    const auto joinProducers = [&] {
+        stop.store(true, std::memory_order_relaxed);
+        a.join();
+        b.join();
+    };
+    auto joinOnFailure = qScopeGuard(joinProducers);
+    // Deleted in its thread while the flood goes on, once some calls ran (how soon depends on
+    // the machine: under Wine with other work beside, Qt's queued calls took over 50 ms).
+    QTRY_VERIFY_WITH_TIMEOUT(r->ranIn.load(), 20000);
     const Qt::HANDLE receiverThread = r->ranIn.load();
-    QVERIFY(receiverThread); // some calls ran
     deleteLaterInItsThread(r);
     QTRY_VERIFY_WITH_TIMEOUT(destroyed.load(std::memory_order_acquire), 20000);
     QTest::qWait(50); // the relay routes what was on its way meanwhile
-    stop.store(true, std::memory_order_relaxed);
-    a.join();
-    b.join();
+    joinOnFailure.dismiss();
+    joinProducers();
     f.flush();
     QTRY_COMPARE_WITH_TIMEOUT(Probe::destroyedCopies.load(std::memory_order_acquire),
                               Probe::copies.load(), 20000);
