@@ -28,6 +28,7 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     auto marker = std::make_unique<QFunnelFlushMarker>();
     core->relay().ensureStarted();
     core->queue().push(marker.get());
+    core->relay().wake(); // the round that completes it starts now, not after the interval
     // As for a call: a marker queued after stop()'s sweep is swept by its own thread.
     if (core->isStopped())
         core->sweepStoppedQueue();

@@ -16,7 +16,9 @@
 #include <pthread.h>
 #endif
 #if defined(Q_OS_LINUX)
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 #if defined(Q_OS_UNIX)
 #include <sys/mman.h>
@@ -91,35 +93,80 @@ QFunnelShortSleep::QFunnelShortSleep() noexcept
 {
     m_timer = CreateWaitableTimerExW(nullptr, nullptr, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION,
                                      TIMER_ALL_ACCESS);
+    m_woken = CreateEventW(nullptr, FALSE, FALSE, nullptr);
 }
 
 QFunnelShortSleep::~QFunnelShortSleep()
 {
     if (m_timer)
         CloseHandle(m_timer);
+    if (m_woken)
+        CloseHandle(m_woken);
 }
 
 void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
 {
-    if (m_timer) {
+    if (m_timer && m_woken) {
         LARGE_INTEGER due;
         due.QuadPart = -LONGLONG(duration.count()) * 10; // relative, in 100 ns units
         if (SetWaitableTimer(m_timer, &due, 0, nullptr, nullptr, FALSE)) {
-            WaitForSingleObject(m_timer, INFINITE);
+            HANDLE handles[] = { m_timer, m_woken };
+            if (WaitForMultipleObjects(2, handles, FALSE, INFINITE) != WAIT_OBJECT_0)
+                CancelWaitableTimer(m_timer); // woken: the timer must not end the next sleep
             return;
         }
     }
-    std::this_thread::sleep_for(duration);
+    std::this_thread::sleep_for(duration); // older systems: not woken early
 }
-#else
-// nanosleep(): on Linux its wake-up is late by the thread's timer slack, set in
-// setUpRelayThread().
+
+void QFunnelShortSleep::wake() noexcept
+{
+    if (m_woken)
+        SetEvent(m_woken);
+}
+#elif defined(Q_OS_LINUX)
+// A futex wait with a timeout: one system call, as nanosleep() was, and like it late by the
+// thread's timer slack (setUpRelayThread()). Relaxed: the word only ends the sleep; what the
+// waker queued is published by the queue.
 QFunnelShortSleep::QFunnelShortSleep() noexcept = default;
 QFunnelShortSleep::~QFunnelShortSleep() = default;
 
 void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
 {
-    std::this_thread::sleep_for(duration);
+    if (m_woken.exchange(0, std::memory_order_relaxed))
+        return; // woken while awake: a round at once
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(duration);
+    timespec timeout = { time_t(s.count()), long((duration - s).count() * 1000) };
+    // Returns at once if a wake() came in between (the word is no longer 0).
+    syscall(SYS_futex, &m_woken, FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
+    m_woken.store(0, std::memory_order_relaxed);
+}
+
+void QFunnelShortSleep::wake() noexcept
+{
+    if (!m_woken.exchange(1, std::memory_order_relaxed))
+        syscall(SYS_futex, &m_woken, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+#else
+// A condition variable's timed wait: like nanosleep(), its wake-up is late by the system's
+// timer granularity.
+QFunnelShortSleep::QFunnelShortSleep() noexcept = default;
+QFunnelShortSleep::~QFunnelShortSleep() = default;
+
+void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
+{
+    std::unique_lock<std::mutex> locker(m_lock);
+    m_wakeUp.wait_for(locker, duration, [this] { return m_woken; });
+    m_woken = false;
+}
+
+void QFunnelShortSleep::wake() noexcept
+{
+    {
+        std::lock_guard<std::mutex> locker(m_lock);
+        m_woken = true;
+    }
+    m_wakeUp.notify_one();
 }
 #endif
 

@@ -17,7 +17,10 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstddef>
 
 QT_BEGIN_NAMESPACE
@@ -35,7 +38,9 @@ void setUpRelayThread() noexcept;
 
 // The relay's sleep between rounds, 50 to 400 µs (QFunnelRelay::RoundIntervalUs): far below
 // the period of Windows' default timer (1 to 15.6 ms), so there it waits on a high-resolution
-// waitable timer. One per relay thread; only that thread uses it.
+// waitable timer. One per relay thread: only that thread sleeps; any thread may end a sleep
+// early with wake() (a flush waiting for the next round), which also ends the next sleep if
+// none is under way.
 class QFunnelShortSleep
 {
     Q_DISABLE_COPY_MOVE(QFunnelShortSleep)
@@ -43,10 +48,18 @@ public:
     QFunnelShortSleep() noexcept;
     ~QFunnelShortSleep();
     void sleep(std::chrono::microseconds duration) noexcept;
+    void wake() noexcept;
 
 private:
-#ifdef Q_OS_WIN
+#if defined(Q_OS_WIN)
     void *m_timer = nullptr; // the waitable timer's handle, if the system has one
+    void *m_woken = nullptr; // an auto-reset event
+#elif defined(Q_OS_LINUX)
+    std::atomic<int> m_woken { 0 }; // the futex word: 1 once woken
+#else
+    std::mutex m_lock;
+    std::condition_variable m_wakeUp;
+    bool m_woken = false; // guarded by m_lock
 #endif
 };
 

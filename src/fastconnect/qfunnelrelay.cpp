@@ -124,7 +124,6 @@ void QFunnelRelay::run()
 {
     tlRelayThread = true;
     setUpRelayThread();
-    QFunnelShortSleep sleep;
     m_started.release(); // start() returns: the thread is set up
     std::vector<HeldBatch> held;
     held.reserve(64);
@@ -201,7 +200,7 @@ void QFunnelRelay::run()
         else if (routed < BusyRoundCalls / 4)
             intervalUs = std::max(intervalUs / 2, RoundIntervalUs);
         if (!held.empty())
-            sleep.sleep(std::chrono::microseconds(intervalUs));
+            m_sleep.sleep(std::chrono::microseconds(intervalUs));
     }
 }
 

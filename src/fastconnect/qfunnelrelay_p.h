@@ -17,6 +17,8 @@
 
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtCore/qmutex.h>
+#include "qfunnelplatform_p.h"
+
 #include <QtCore/qsemaphore.h>
 
 #include <atomic>
@@ -64,6 +66,9 @@ public:
             start();
     }
     void stopAndJoin(); // any thread but the relay's; idempotent
+    // Ends the relay's sleep between rounds (or its next one): a flush marker just queued is
+    // completed by the round that follows, without waiting out the interval. Any thread.
+    void wake() noexcept { m_sleep.wake(); }
 
     // True while the relay is blocked in the queue with no batch in hand; read by producers to
     // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its
@@ -89,6 +94,7 @@ private:
     std::atomic<bool> m_running { false };
     bool m_stopped = false; // guarded by m_startLock: no start() after stopAndJoin()
     QSemaphore m_started; // released by the relay thread once set up (start())
+    QFunnelShortSleep m_sleep; // the relay thread's, between rounds
     std::atomic<bool> m_idle { true };
     std::atomic<quint64> m_rounds { 0 };
     std::atomic<quint64> m_calls { 0 };
