@@ -58,8 +58,9 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     QMetaObject::invokeMethod(), QCoreApplication::postEvent().
 
     It blocks until the relay thread has routed the calling thread's calls (one relay round,
-    50 to 400 µs, when some are in its hands; at once otherwise), then posts one wake-up
-    event to each receiver of this funnel that may still have calls pending. It does not wait
+    which it starts at once, tens of µs, when some are in its hands; no wait otherwise), then
+    posts one wake-up event to each receiver of this funnel that may still have calls pending.
+    It does not wait
     for any slot to run, so it never deadlocks with a receiver. The barrier's cost falls on the
     receiver's thread: a pass that would have yielded after its budget (1 ms) runs on through
     the calls pending at flush(), at most capacity() of them. Any thread may call it; calls
