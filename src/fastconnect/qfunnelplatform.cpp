@@ -136,9 +136,17 @@ void QFunnelShortSleep::sleep(std::chrono::microseconds duration) noexcept
     if (m_woken.exchange(0, std::memory_order_relaxed))
         return; // woken while awake: a round at once
     const auto s = std::chrono::duration_cast<std::chrono::seconds>(duration);
-    timespec timeout = { time_t(s.count()), long((duration - s).count() * 1000) };
-    // Returns at once if a wake() came in between (the word is no longer 0).
-    syscall(SYS_futex, &m_woken, FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
+    timespec timeout = {};
+    timeout.tv_sec = s.count();
+    timeout.tv_nsec = (duration - s).count() * 1000;
+    // Returns at once if a wake() came in between (the word is no longer 0). A 32-bit build with
+    // a 64-bit time_t (Debian 13's armhf) has a timespec the old system call misreads.
+    long call = SYS_futex;
+#ifdef SYS_futex_time64
+    if constexpr (sizeof(timeout.tv_sec) > sizeof(long))
+        call = SYS_futex_time64;
+#endif
+    syscall(call, &m_woken, FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
     m_woken.store(0, std::memory_order_relaxed);
 }
 
