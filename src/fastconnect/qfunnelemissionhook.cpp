@@ -47,7 +47,8 @@ Q_ALWAYS_INLINE bool postsEvent(const QObjectPrivate::ConnectionList &list)
 
 Q_ALWAYS_INLINE bool emissionPostsEvent(QObject *sender, int signalIndex)
 {
-    // Acquire: made by another thread's connect (ensureConnectionData()), its fields are read.
+    // [P28] Acquire: made by another thread's connect (ensureConnectionData()), its fields are
+    // read.
     QObjectPrivate::ConnectionData *connections =
             QObjectPrivate::get(sender)->connections.loadAcquire();
     if (!connections)
@@ -56,7 +57,7 @@ Q_ALWAYS_INLINE bool emissionPostsEvent(QObject *sender, int signalIndex)
     // meanwhile, and frees the old one only while nobody else holds a reference. Never the
     // last one: the sender, alive while it emits, holds its own.
     connections->ref.ref();
-    // Acquire, as activate(): newer Qt publishes a resized vector with a release store.
+    // [P28] Acquire, as activate(): newer Qt publishes a resized vector with a release store.
     const QObjectPrivate::SignalVector *vector = connections->signalVector.loadAcquire();
     const bool posts = vector
             && ((signalIndex < vector->count() && postsEvent(vector->at(signalIndex)))
