@@ -138,8 +138,9 @@ bool QFunnelLane::threadEmittedSinceFlush(const QFunnelEmitterState *state) noex
 void QFunnelLane::flushThread(QFunnelEmitterState *state)
 {
     LaneSet *set = static_cast<LaneSet *>(state);
-    // By index: posting barriers may drop a dead receiver's calls (user code), which may
-    // emit into a funnel this thread has no lane for yet.
+    // By index: posting barriers may drop a dead receiver's calls (user code), which may emit
+    // into a funnel this thread has no lane for yet (appended), or drop a stopped funnel's lane
+    // (then one lane after it may be skipped this time).
     for (qsizetype i = 0; i < set->lanes.size(); ++i) {
         QFunnelLane *lane = set->lanes[i];
         QFunnelCore *core = lane->core();
