@@ -61,9 +61,9 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     which it starts at once, tens of µs, when some are in its hands; no wait otherwise), then
     posts one wake-up event to each receiver of this funnel that may still have calls pending.
     It does not wait for any slot to run, so it never deadlocks with a receiver. The barrier's
-    cost falls on the receiver's thread: a pass that would have yielded after its budget (1 ms) runs on through
-    the calls pending at flush(), at most capacity() of them. Any thread may call it; calls
-    emitted by other threads are not reordered. On a stopped funnel it returns at once.
+    cost falls on the receiver's thread: a pass that would have yielded after its budget (1 ms)
+    runs on through the calls pending at flush(), at most capacity() of them. Any thread may
+    call it; calls emitted by other threads are not reordered. On a stopped funnel it returns at once.
 
     \sa {QtFastConnect::flush}
 */
