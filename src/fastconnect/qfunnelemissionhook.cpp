@@ -87,14 +87,8 @@ void signalBegin(QObject *sender, int signalIndex, void **argv)
 #else
     const bool posts = emissionPostsEvent(sender, signalIndex);
 #endif
-    if (Q_LIKELY(!posts))
-        return;
-    QFunnelEmitterState *state = QFunnelLane::emitterState();
-    if (!state || state->flushing || !QFunnelLane::threadEmittedSinceFlush(state))
-        return;
-    state->flushing = true;
-    QFunnelLane::flushThread(state);
-    state->flushing = false;
+    if (Q_UNLIKELY(posts))
+        QFunnelLane::flushThreadLanes();
 }
 
 // Restores the set ours replaced when the library is unloaded (a plugin that links it), so

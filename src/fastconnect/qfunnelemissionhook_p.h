@@ -38,13 +38,6 @@ namespace QtFastConnectPrivate {
 // replaces it, and the porting checklist's flush() is needed again meanwhile.
 void installEmissionHook();
 
-// The hook's state per emitting thread, kept in the thread's lane set: whether the hook is
-// flushing (it ignores the signals that flushing may emit, from user code).
-struct QFunnelEmitterState
-{
-    bool flushing = false;
-};
-
 } // namespace QtFastConnectPrivate
 
 QT_END_NAMESPACE

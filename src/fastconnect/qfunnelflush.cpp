@@ -36,6 +36,13 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     lane->noteFlushed();
 }
 
+void flushWithBarriers(QFunnelCore *core, QFunnelLane *lane)
+{
+    flushCurrentThread(core, lane);
+    if (!core->isStopped())
+        core->inboxes().postBarriers();
+}
+
 } // namespace QtFastConnectPrivate
 
 /*!
@@ -71,9 +78,7 @@ void QFunnel::flush()
 {
     Q_D(QFunnel);
     d->core->inboxes().dropDeferred();
-    flushCurrentThread(d->core);
-    if (!d->core->isStopped())
-        d->core->inboxes().postBarriers();
+    flushWithBarriers(d->core);
 }
 
 /*!

@@ -4,7 +4,6 @@
 #include "qfunnellane_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelemissionhook_p.h"
-#include "qfunnelinboxregistry_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
@@ -25,11 +24,11 @@ struct LaneSet;
 // and must not make one. Trivially destructible; cleared by the set's destructor.
 thread_local LaneSet *tlLaneSet = nullptr;
 
-// This thread's lanes, one per funnel it emitted into, and the emission hook's state;
-// destroyed at thread exit.
-struct LaneSet : QFunnelEmitterState
+// This thread's lanes, one per funnel it emitted into; destroyed at thread exit.
+struct LaneSet
 {
     QVarLengthArray<QFunnelLane *, 4> lanes;
+    bool flushing = false; // in flushThreadLanes()
     ~LaneSet()
     {
         QFunnelLane::tlCache = { nullptr, nullptr };
@@ -121,35 +120,21 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
     return lane;
 }
 
-QFunnelEmitterState *QFunnelLane::emitterState() noexcept
+void QFunnelLane::flushThreadLanes()
 {
-    return tlLaneSet;
-}
-
-bool QFunnelLane::threadEmittedSinceFlush(const QFunnelEmitterState *state) noexcept
-{
-    for (const QFunnelLane *lane : static_cast<const LaneSet *>(state)->lanes) {
-        if (lane->emittedSinceFlush())
-            return true;
-    }
-    return false;
-}
-
-void QFunnelLane::flushThread(QFunnelEmitterState *state)
-{
-    LaneSet *set = static_cast<LaneSet *>(state);
+    LaneSet *set = tlLaneSet;
+    if (!set || set->flushing)
+        return;
+    set->flushing = true;
     // By index: posting barriers may drop a dead receiver's calls (user code), which may emit
     // into a funnel this thread has no lane for yet (appended), or drop a stopped funnel's lane
     // (then one lane after it may be skipped this time).
     for (qsizetype i = 0; i < set->lanes.size(); ++i) {
         QFunnelLane *lane = set->lanes[i];
-        QFunnelCore *core = lane->core();
-        if (!lane->emittedSinceFlush() || core->isStopped())
-            continue;
-        flushCurrentThread(core, lane);
-        if (!core->isStopped())
-            core->inboxes().postBarriers();
+        if (lane->emittedSinceFlush())
+            flushWithBarriers(lane->core(), lane);
     }
+    set->flushing = false;
 }
 
 void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)

@@ -26,7 +26,6 @@ namespace QtFastConnectPrivate {
 
 class QFunnelCore;
 struct QFunnelCall;
-struct QFunnelEmitterState;
 
 // Capture stage, per producer thread and funnel: the batch this thread is filling, its credit
 // reservation and its emission counter. Lives in a thread_local set; destroyed when the thread
@@ -74,12 +73,10 @@ public:
     }
     void noteFlushed() noexcept { m_emittedAtFlush = m_emitted.load(std::memory_order_relaxed); }
 
-    // For the emission hook (qfunnelemissionhook_p.h), the calling thread only: its state,
-    // null until the thread made a lane; whether any of its lanes emitted calls since its last
-    // flush; flushing each that did (as QFunnel::flush()).
-    static QFunnelEmitterState *emitterState() noexcept;
-    static bool threadEmittedSinceFlush(const QFunnelEmitterState *state) noexcept;
-    static void flushThread(QFunnelEmitterState *state);
+    // For the emission hook (qfunnelemissionhook_p.h): flushes each of the calling thread's
+    // lanes that emitted calls since its last flush (flushWithBarriers()). Nothing in a thread
+    // that made no lane, and nothing while it runs already (user code a flush runs may emit).
+    static void flushThreadLanes();
 
     // Credits reserved by this thread; see QFunnelAdmission::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
