@@ -167,7 +167,7 @@ struct QPoolArenaHead
 
     // Owner side; cache line 0.
     QPoolChunk *stack = nullptr; // free chunks, LIFO, linked in place
-    QBasicMutex stackLock; // SharedPool: held around pop() and qPoolRefill()
+    QBasicMutex stackLock; // SharedPool: held around pop() and qPoolRefillShared()
     // Written by freeing threads; cache line 1, so that they do not contend with the owner.
     alignas(64) std::atomic<QPoolChunk *> backlog { nullptr };
     QBasicMutex backlogLock; // SharedPool: held around every backlog access
