@@ -550,17 +550,17 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
         case Destroy:
             // Qt counts the references on its slot objects inside QMetaObject::activate(): an
             // emitting (or comparing) thread's last look at the capture happens before its
-            // destruction. [P22]
+            // destruction. [P22 destroy]
             qfcAnnotateAcquire(that);
             releaseRoute(that->m_route);
             delete that;
             break;
         case Call:
             // Qt publishes a new connection to emitting threads with its own atomics, which
-            // ThreadSanitizer cannot see: pairs with connectCapture()'s release. [P22]
+            // ThreadSanitizer cannot see: pairs with connectCapture()'s release. [P22 call]
             qfcAnnotateAcquire(that);
             post(that->m_route, that->makeCall(argv));
-            qfcAnnotateRelease(that);
+            qfcAnnotateRelease(that); // [P22 done] before the capture's destruction
             break;
         case Compare: {
             // A disconnect by slot reads the capture in any thread; the thread that releases
@@ -568,7 +568,7 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
             bool any = false;
             void **slot = compareTarget(argv, Derived::SlotKind, &any);
             *ret = any || (slot && that->isSlot(slot));
-            qfcAnnotateRelease(that);
+            qfcAnnotateRelease(that); // [P22 done]
             break;
         }
         }

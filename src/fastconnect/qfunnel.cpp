@@ -119,7 +119,7 @@ QList<QFunnel *> *g_retiredGlobalFunnels = nullptr; // never destroyed: another 
 
 void stopGlobalFunnel()
 {
-    // [P15] acquire: as in globalInstance().
+    // [P15 get] acquire: as in globalInstance().
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire))
         QFunnelPrivate::get(f)->core->stop();
 }
@@ -134,7 +134,7 @@ QFunnel *newGlobalFunnel(QThread *home)
         f->moveToThread(home);
     // Qt runs (and forgets) the post routines when the application is destroyed.
     qAddPostRoutine(stopGlobalFunnel);
-    // [P15] release: pairs with globalInstance()'s acquire; the funnel is complete, and in its
+    // [P15 publish] release: pairs with globalInstance()'s acquire; the funnel is complete, and in its
     // thread, before it is seen.
     g_globalFunnel.store(f, std::memory_order_release);
     return f;
@@ -186,7 +186,7 @@ Q_COREAPP_STARTUP_FUNCTION(renewStoppedGlobalFunnel)
 */
 QFunnel *QFunnel::globalInstance()
 {
-    // [P15] acquire: pairs with newGlobalFunnel()'s release.
+    // [P15 get] acquire: pairs with newGlobalFunnel()'s release.
     if (QFunnel *f = g_globalFunnel.load(std::memory_order_acquire); Q_LIKELY(f))
         return f;
     return firstGlobalFunnel();

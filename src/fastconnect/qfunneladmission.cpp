@@ -22,8 +22,8 @@ QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelInbo
 void QFunnelAdmission::setCapacity(qsizetype calls)
 {
     const qsizetype old = m_capacity.exchange(calls, std::memory_order_relaxed);
-    // [P7] Credits move by the difference; a shrink below what is pending just makes producers wait
-    // until enough calls have been delivered.
+    // [P7 give] Credits move by the difference; a shrink below what is pending just makes
+    // producers wait until enough calls have been delivered.
     m_credits.fetch_add(calls - old, std::memory_order_seq_cst);
     if (calls > old)
         wakeBlockedProducers();
@@ -54,17 +54,17 @@ bool QFunnelAdmission::reclaimReservations()
         // Only what a lane holds: its owner may be between takeReserved()'s fetch_sub and the
         // undo, reading -1 while holding nothing. Taking that -1 kept the sum right, but left
         // the pool at -1 until the undo, and pendingCalls() reported more calls than the
-        // capacity admits (5 of 4 in tst_qfunnel under qemu-user). [P8] seq_cst, also when
-        // the compare fails: see releaseCreditsTo().
+        // capacity admits (5 of 4 in tst_qfunnel under qemu-user).
         for (Reservation *r : std::as_const(m_reservations)) {
+            // [P8 reclaim] seq_cst, also when the compare fails: see releaseCreditsTo().
             qsizetype held = r->load(std::memory_order_seq_cst);
             while (held > 0
                    && !r->compare_exchange_weak(held, 0, std::memory_order_seq_cst,
-                                                std::memory_order_seq_cst)) {}
+                                                std::memory_order_seq_cst)) {} // [P8 reclaim]
             reclaimed += std::max<qsizetype>(held, 0);
         }
     }
-    if (reclaimed) // [P7] seq_cst: as every change of m_credits
+    if (reclaimed) // [P7 give] seq_cst: as every change of m_credits
         m_credits.fetch_add(reclaimed, std::memory_order_seq_cst);
     return reclaimed > 0;
 }
@@ -80,7 +80,7 @@ qsizetype QFunnelAdmission::pendingCalls()
 }
 
 // Takes up to a chunk of credits: one for the caller's call, the rest into r. Returns false if
-// none is left. [P7] seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
+// none is left.
 bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
 {
     const qsizetype cap = capacity();
@@ -88,6 +88,7 @@ bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
     qsizetype available = m_credits.load(std::memory_order_relaxed);
     while (available > 0) {
         const qsizetype take = qMin(available, chunk);
+        // [P7 take] seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
         if (m_credits.compare_exchange_weak(available, available - take, std::memory_order_seq_cst,
                                             std::memory_order_relaxed)) {
             r.fetch_add(take - 1, std::memory_order_relaxed);
@@ -145,8 +146,9 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
     QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
     QDeadlineTimer warnAt(StallWarningMs);
     std::unique_lock<std::mutex> locker(m_waitLock);
-    // [P7] seq_cst on m_waiters and m_credits: either this thread sees the credits a receiver
-    // returned, or that receiver sees this waiter and wakes it.
+    // [P7 wait] seq_cst on m_waiters and m_credits: either this thread sees the credits a
+    // receiver returned, or that receiver sees this waiter and wakes it. [P8 wait] The same for
+    // the credits a receiver keeps in its own reservation (reclaimReservations()).
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = false;
     bool warned = false;
@@ -154,7 +156,7 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
     while (!isStopped()) {
         qsizetype left = 0;
         if (takeChunk(r, &left)) {
-            // [P7] Room is returned as calls run, and one waiter is woken once resumeLevel()
+            // [P7 pass] Room is returned as calls run, and one waiter is woken once resumeLevel()
             // credits are free; a waiter that leaves room behind wakes the next one. So producers
             // wake in proportion to the room made (each takes a chunk), not all at once, and none
             // sleeps longer than StallCheckMs while room is left.
@@ -212,7 +214,8 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
             locker.lock();
         }
     }
-    // [P7] Leaving without room (timeout, stop): pass on a wake-up this thread may have taken.
+    // [P7 pass] Leaving without room (timeout, stop): pass on a wake-up this thread may have
+    // taken.
     if (!ok && m_credits.load(std::memory_order_seq_cst) > 0
         && m_waiters.load(std::memory_order_seq_cst) > 1) {
         m_roomAvailable.notify_one();
@@ -249,8 +252,9 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
 {
     if (!calls)
         return;
-    // [P7] seq_cst on both: either a waiter sees these credits, or this load sees the waiter.
+    // [P7 give] seq_cst on both: either a waiter sees these credits, or this load sees the waiter.
     const qsizetype free = m_credits.fetch_add(calls, std::memory_order_seq_cst) + calls;
+    // [P7 look] seq_cst: with the waiter's increment of m_waiters.
     if (free >= resumeLevel() && m_waiters.load(std::memory_order_seq_cst) > 0) {
         // One waiter; it wakes the next if it leaves room (see waitForCredit()). Taking the
         // lock orders this wake-up after a waiter's last look at the credits.
@@ -263,13 +267,13 @@ void QFunnelAdmission::releaseCreditsTo(Reservation *own, qsizetype calls) noexc
 {
     // Relaxed load: it only chooses where the credits go.
     if (own && calls && own->load(std::memory_order_relaxed) + calls <= chunkSize()) {
-        // [P8] seq_cst, here and below, with waitForCredit()'s increment of m_waiters and the load
-        // in reclaimReservations(): either a producer about to sleep reclaims these credits, or
-        // this load sees it waiting and they go to the shared counter with a wake-up.
+        // [P8 keep] seq_cst, here and below, with waitForCredit()'s increment of m_waiters and the
+        // load in reclaimReservations(): either a producer about to sleep reclaims these credits,
+        // or this load sees it waiting and they go to the shared counter with a wake-up.
         own->fetch_add(calls, std::memory_order_seq_cst);
-        if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0))
+        if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0)) // [P8 look]
             return;
-        calls = own->exchange(0, std::memory_order_seq_cst);
+        calls = own->exchange(0, std::memory_order_seq_cst); // [P8 move]
     }
     releaseCredits(calls);
 }

@@ -138,7 +138,7 @@ private:
     bool waitForCredit(Reservation &r);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
-    // [P10] seq_cst: as QFunnelCore::isStopped().
+    // [P10 check] seq_cst: as QFunnelCore::isStopped().
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
 
     const std::atomic<bool> &m_stopped;

@@ -61,7 +61,7 @@ public:
     }
     ~QFunnelThreadTask() override
     {
-        qfcAnnotateAcquire(this); // may be deleted unrun, in another thread
+        qfcAnnotateAcquire(this); // [P21 take] may be deleted unrun, in another thread
         if (m_runAtExit)
             m_fn(m_core);
         if (m_core)
@@ -69,7 +69,7 @@ public:
     }
     void placeMetaCall(QObject *) override
     {
-        qfcAnnotateAcquire(this); // [P21] the event travelled through Qt's posted-event list
+        qfcAnnotateAcquire(this); // [P21 take] it travelled through Qt's posted-event list
         m_runAtExit = false;
         m_fn(m_core);
     }
@@ -139,7 +139,7 @@ bool QFunnelLastThread::run(QFunnelCore *core, void (*fn)(QFunnelCore *))
     if (!m_target)
         return false;
     auto *task = new QFunnelThreadTask(core, fn, true);
-    qfcAnnotateRelease(task); // [P21]
+    qfcAnnotateRelease(task); // [P21 post]
     QCoreApplication::postEvent(m_target, task);
     return true;
 }
@@ -150,7 +150,7 @@ bool runInApplicationThread(QFunnelCore *core, void (*fn)(QFunnelCore *))
     if (!g_application)
         return false;
     auto *task = new QFunnelThreadTask(core, fn);
-    qfcAnnotateRelease(task); // [P21]
+    qfcAnnotateRelease(task); // [P21 post]
     QCoreApplication::postEvent(g_application, task);
     return true;
 }
@@ -161,8 +161,8 @@ QThread *applicationThread()
     if (g_application)
         return g_application->thread();
     // Set by Qt when the first thread made its thread data (a QObject, a QThread, ...), never
-    // null after that. Acquire: pairs with Qt's storeRelease() of it, so that the QThread is
-    // seen constructed (Qt's own readers load it so).
+    // null after that. [P31 read] Acquire: pairs with Qt's release store of it, so that the
+    // QThread is seen constructed (Qt's own readers load it so).
     return QCoreApplicationPrivate::theMainThread.loadAcquire();
 }
 } // namespace QtFastConnectPrivate

@@ -53,9 +53,10 @@ struct QFunnelBatch
     bool append(quint32 index, QFunnelCall *call) noexcept
     {
         calls[index] = call;
-        // [P1] Release publishes calls[index]; acquire pairs with the relay's sealing CAS, so the
-        // relay's reads of this batch happen before the producer reuses it. seq_cst (the same
-        // lock xadd on x86) also orders it before the producer's isStopped() re-check.
+        // [P1 publish] Release publishes calls[index]. [P2 see] Acquire pairs with the relay's
+        // sealing CAS, so the relay's reads of this batch happen before the producer reuses it.
+        // [P10 queue] seq_cst (the same lock xadd on x86) also orders it before the producer's
+        // isStopped() re-check.
         return !(state.fetch_add(1, std::memory_order_seq_cst) & Sealed);
     }
     void restart(QFunnelCall *first) noexcept
@@ -63,21 +64,26 @@ struct QFunnelBatch
         calls[0] = first;
         state.store(1, std::memory_order_relaxed); // published by the queue push
     }
-    // [P3] Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
+    // Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
     // otherwise the relay frees it after draining.
     bool abandon() noexcept
     {
+        // [P3 abandon] acq_rel: release, for the relay that then frees it; acquire, so that a
+        // producer that finds it sealed frees it after the relay's reads.
         return state.fetch_or(Abandoned, std::memory_order_acq_rel) & Sealed;
     }
 
     // Relay side.
-    // [P1] acquire: pairs with append()'s release part; also sees Sealed [P2] and Abandoned [P3].
+    // [P1 read] acquire: pairs with append()'s release part. [P2 check] The producer's look for
+    // Sealed (QFunnelLane::canBypassRelay()). [P3 see] The relay's look for Abandoned.
     quint32 load() const noexcept { return state.load(std::memory_order_acquire); }
     static quint32 count(quint32 s) noexcept { return s & CountMask; }
-    // [P2] acq_rel: release, so that the relay's reads of the batch happen before the producer
-    // that sees Sealed reuses it; acquire, for the calls published up to seen [P1].
+    // Hands the batch back to its producer unless a call or the producer's exit came since seen.
     bool trySeal(quint32 seen) noexcept
     {
+        // [P2 seal] acq_rel: release, so that the relay's reads of the batch happen before the
+        // producer that sees Sealed reuses it; acquire, for the calls published up to seen (see
+        // P1). [P3 seal] Fails once the producer set Abandoned.
         return state.compare_exchange_strong(seen, seen | Sealed, std::memory_order_acq_rel,
                                              std::memory_order_relaxed);
     }

@@ -45,15 +45,16 @@ Q_NEVER_INLINE void rejectCall(QFunnelRoute *route, QFunnelCall *call)
 }
 
 // Before the call can reach delivery, where a call that is no longer the latest of its
-// connection is skipped (QFunnelInbox::deliverSpecial()). [P17] Relaxed: the pointer is only
-// compared, with a read-modify-write, which reads the newest value in the modification order;
-// and this exchange happens before that one, since the call reaches delivery through a
-// release (the inbox push) that the delivering thread acquires.
+// connection is skipped (QFunnelInbox::deliverSpecial()).
 inline void noteLatest(QFunnelRoute *route, QFunnelCall *call)
 {
     // A batched connection's calls are never coalesced: none is the latest.
     if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes)
         && !(route->mode & QFunnelBatchedBit)) {
+        // [P17 note] Relaxed: the pointer is only compared, with a read-modify-write, which
+        // reads the newest value in the modification order; and this exchange happens before
+        // that one, since the call reaches delivery through a release (the inbox push) that the
+        // delivering thread acquires.
         route->latest.exchange(call, std::memory_order_relaxed);
     }
 }

@@ -46,19 +46,19 @@ namespace {
 class QFunnelFinishWatch : public QtPrivate::QSlotObjectBase
 {
 public:
-    QFunnelFinishWatch() : QSlotObjectBase(&impl) { qfcAnnotateRelease(this); } // [P22]
+    QFunnelFinishWatch() : QSlotObjectBase(&impl) { qfcAnnotateRelease(this); } // [P22 watch]
 
 private:
     static void impl(int which, QSlotObjectBase *self, QObject *, void **, bool *ret)
     {
         switch (which) {
         case Call:
-            // [P26] relaxed: QThread::finished runs after Qt set isInFinish under the thread's
+            // [P26 bump] relaxed: QThread::finished runs after Qt set isInFinish under the thread's
             // mutex and before it wakes QThread::wait(): those order it.
             qfcThreadsFinishing.fetch_add(1, std::memory_order_relaxed);
             break;
         case Destroy:
-            qfcAnnotateAcquire(self); // [P22]
+            qfcAnnotateAcquire(self); // [P22 unwatch]
             delete static_cast<QFunnelFinishWatch *>(self);
             break;
         case Compare:
@@ -97,7 +97,7 @@ QByteArray QFunnelWhere::toByteArray() const
 bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *route,
                      const QFunnelWhere &where, QFunnelReceiverStamp *stamp)
 {
-    // [P26] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holds().
+    // [P26 read] relaxed, before the thread's state is read: see QFunnelReceiverStamp::holds().
     const quint32 finishing = qfcThreadsFinishing.load(std::memory_order_relaxed);
     if (core->isStopped()) {
         qWarning("%s: the funnel has stopped (its QFunnel was destroyed, or the application is "
@@ -287,7 +287,7 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
     // held apart for the capture's registration below.
     QFunnelReceiverGuard *const guard = route->guard;
     guard->ref();
-    qfcAnnotateRelease(capture); // [P22] the capture and its route, for the emitting threads
+    qfcAnnotateRelease(capture); // [P22 publish] the capture and its route, for the emitters
     if (!(type & Qt::UniqueConnection)) {
         // As in the overload below.
         c = QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
@@ -322,7 +322,7 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
     // The receiver stays Qt's receiver of the connection, so that QObject::disconnect() with
     // the receiver and sender() behave as for a queued connection; its guard cuts the capture
     // safely before ~QObject would (QFunnelReceiverGuard::receiverDestroyed()).
-    qfcAnnotateRelease(capture); // [P22] the capture and its route, for the emitting threads
+    qfcAnnotateRelease(capture); // [P22 publish] the capture and its route, for the emitters
     QMetaObject::Connection c =
             QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
                                     Qt::ConnectionType(Qt::DirectConnection | type));
@@ -332,14 +332,15 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
 }
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
-// atomic links, no lock. The vector is loaded with acquire: newer Qt publishes it with a release
-// store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet
+// atomic links, no lock. The vector is loaded with acquire (see P28): newer Qt publishes it with
+// a release store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet
 // cleaned up has a null receiver and does not count.
 bool mayMoveArguments(QFunnelRoute *route)
 {
     using Connection = QObjectPrivate::Connection;
     const QObjectPrivate::ConnectionData *cd =
             QObjectPrivate::get(route->sender)->connections.loadRelaxed();
+    // [P28 vector] acquire, as above.
     const QObjectPrivate::SignalVector *vector = cd ? cd->signalVector.loadAcquire() : nullptr;
     int live = 0;
     if (vector && route->signalIndex < vector->count()) {
@@ -357,7 +358,7 @@ bool mayMoveArguments(QFunnelRoute *route)
                  "connection; its arguments are copied instead of moved",
                  route->sender->metaObject()->className(), signal.methodSignature().constData());
     }
-    qfcAnnotateRelease(&qfcConnectionListReaders); // [P22]
+    qfcAnnotateRelease(&qfcConnectionListReaders); // [P22 read] done with Qt's lists
     return sole;
 }
 

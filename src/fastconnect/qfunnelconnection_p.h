@@ -72,7 +72,7 @@ inline char qfcConnectionListReaders = 0;
 
 inline bool QFunnelReceiverStamp::holds() const noexcept
 {
-    // [P26] relaxed: Qt's thread mutex orders the count's bump after the check that made the
+    // [P26 read] relaxed: Qt's thread mutex orders the count's bump after the check that made the
     // stamp, and before a QThread::wait() that returns; a stale read is the check's own race.
     return reusable && threadsFinishing == qfcThreadsFinishing.load(std::memory_order_relaxed);
 }

@@ -59,7 +59,7 @@ bool QFunnelConnectionRegistry::containsLive(const QObject *sender, int signalIn
 
 void QFunnelConnectionRegistry::add(const QObject *sender, Entry entry)
 {
-    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22] dropped handles may free connections
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22 drop] dropped handles may free them
     QList<Entry> &list = m_bySender[sender];
     // Dead entries of this sender go when its list would grow (a dead entry matches nothing, so
     // an address reused by a new object only inherits memory): amortized constant per connect,
@@ -77,7 +77,7 @@ QList<QMetaObject::Connection> QFunnelConnectionRegistry::take(const QObject *se
                                                                const SlotKey &slotKey)
 {
     QList<QMetaObject::Connection> found;
-    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22] dropped handles may free connections
+    qfcAnnotateAcquire(&qfcConnectionListReaders); // [P22 drop] dropped handles may free them
     auto it = m_bySender.find(sender);
     if (it == m_bySender.end())
         return found;

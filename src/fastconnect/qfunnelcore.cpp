@@ -19,7 +19,7 @@ QFunnelCore::~QFunnelCore()
 
 void QFunnelCore::stop()
 {
-    // [P10] seq_cst: with the producers' re-check after queueing (isStopped()).
+    // [P10 stop] seq_cst: with the producers' re-check after queueing (isStopped()).
     if (m_stopped.exchange(true, std::memory_order_seq_cst))
         return;
     m_admission.wakeBlockedProducers();

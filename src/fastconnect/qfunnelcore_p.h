@@ -81,7 +81,7 @@ public:
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
     void deref() noexcept
     {
-        // [P23] acq_rel: the last owner sees every other owner's writes before destroying.
+        // [P23 last] acq_rel: the last owner sees every other owner's writes before destroying.
         if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1)
             delete this;
     }
@@ -89,8 +89,8 @@ public:
     // Stops the relay (joined), releases blocked producers and drops every pending call in the
     // calling thread. Idempotent.
     void stop();
-    // [P10] seq_cst (a plain load on x86): orders a producer's re-check after queueing a call
-    // against stop()'s exchange, so that one of the two sweeps the call.
+    // [P10 check] seq_cst (a plain load on x86): orders a producer's re-check after queueing a
+    // call against stop()'s exchange, so that one of the two sweeps the call.
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
     // Drops the calls of batches queued after the relay stopped; called by stop() and by a
     // producer that finds the funnel stopped right after it queued a call.

@@ -20,7 +20,7 @@ QSignalSpyCallbackSet previousSet = {}; // its callbacks, called first
 QSignalSpyCallbackSet hookSet = {};
 
 // Whether one of list's connections will post this emission's event, as
-// QMetaObject::activate() decides it a moment later. Relaxed loads, as activate()'s: Qt
+// QMetaObject::activate() decides it a moment later. Relaxed loads, as Qt's own there: Qt
 // publishes a connection under its signal-slot lock before the connect returns, and a connect
 // that happened before this emission is ordered before it by whatever ordered the two.
 Q_ALWAYS_INLINE bool postsEvent(const QObjectPrivate::ConnectionList &list)
@@ -47,22 +47,23 @@ Q_ALWAYS_INLINE bool postsEvent(const QObjectPrivate::ConnectionList &list)
 
 Q_ALWAYS_INLINE bool emissionPostsEvent(QObject *sender, int signalIndex)
 {
-    // [P28] Acquire: made by another thread's connect (ensureConnectionData()), its fields are
-    // read.
+    // [P28 data] Acquire: made by another thread's connect
+    // (QObjectPrivate::ensureConnectionData()), its fields are read.
     QObjectPrivate::ConnectionData *connections =
             QObjectPrivate::get(sender)->connections.loadAcquire();
     if (!connections)
         return false;
-    // Referenced as activate() does: another thread's connect may replace the signal vector
-    // meanwhile, and frees the old one only while nobody else holds a reference. Never the
-    // last one: the sender, alive while it emits, holds its own.
+    // [P28 hold] Referenced as QMetaObject::activate() does: another thread's connect may
+    // replace the signal vector meanwhile, and frees the old one only while nobody else holds a
+    // reference. Never the last one: the sender, alive while it emits, holds its own.
     connections->ref.ref();
-    // [P28] Acquire, as activate(): newer Qt publishes a resized vector with a release store.
+    // [P28 vector] Acquire, as QMetaObject::activate(): newer Qt publishes a resized vector with
+    // a release store.
     const QObjectPrivate::SignalVector *vector = connections->signalVector.loadAcquire();
     const bool posts = vector
             && ((signalIndex < vector->count() && postsEvent(vector->at(signalIndex)))
                 || postsEvent(vector->at(-1)));
-    connections->ref.deref();
+    connections->ref.deref(); // [P28 hold]
     return posts;
 }
 
@@ -78,9 +79,10 @@ void signalBegin(QObject *sender, int signalIndex, void **argv)
     if (previousSet.signal_begin_callback)
         previousSet.signal_begin_callback(sender, signalIndex, argv);
 #if defined(__SANITIZE_THREAD__)
-    // Qt's reads, as activate() makes them a moment later, ordered with the sender's
+    // Qt's reads, as QMetaObject::activate() makes them a moment later, ordered with the sender's
     // destruction by Qt's own locks and atomics (QThread::wait(), a QMutex), which
-    // ThreadSanitizer cannot see in an uninstrumented Qt: hidden from it as activate()'s are.
+    // ThreadSanitizer cannot see in an uninstrumented Qt: hidden from it as
+    // QMetaObject::activate()'s are.
     __tsan_ignore_thread_begin();
     const bool posts = emissionPostsEvent(sender, signalIndex);
     __tsan_ignore_thread_end();
@@ -97,7 +99,7 @@ struct Restorer
 {
     ~Restorer()
     {
-        if (qt_signal_spy_callback_set.loadAcquire() == &hookSet)
+        if (qt_signal_spy_callback_set.loadAcquire() == &hookSet) // [P30 read]
             qt_register_signal_spy_callbacks(previous);
     }
 } restorer;
@@ -107,9 +109,9 @@ struct Restorer
 void installEmissionHook()
 {
     // Once per process, from the first thread that makes a lane; Qt publishes the set with a
-    // release store, and activate() loads it with acquire.
+    // release store, and QMetaObject::activate() loads it with acquire (see P30).
     static const bool installed = [] {
-        previous = qt_signal_spy_callback_set.loadAcquire();
+        previous = qt_signal_spy_callback_set.loadAcquire(); // [P30 read]
         if (previous)
             previousSet = *previous;
         hookSet = previousSet; // slot and end callbacks called by Qt directly, not through us

@@ -53,7 +53,7 @@ bool QFunnelInbox::tryRef() noexcept
 
 void QFunnelInbox::deref() noexcept
 {
-    // [P23] acq_rel: the last owner sees every other owner's writes before destroying.
+    // [P23 last] acq_rel: the last owner sees every other owner's writes before destroying.
     if (m_ref.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         m_core->inboxes().forget(this);
         delete this;
@@ -62,8 +62,8 @@ void QFunnelInbox::deref() noexcept
 
 void QFunnelInbox::dropPendingOnStop()
 {
-    // [P9] seq_cst, as the core's own flag: a delivery loop that reads it after this store (in the
-    // single order of seq_cst operations) starts no further slot.
+    // [P9 stop] seq_cst, as the core's own flag: a delivery loop that reads it after this store
+    // (in the single order of seq_cst operations) starts no further slot.
     m_stopped.store(true, std::memory_order_seq_cst);
     // Only if the pass lock is free: a running pass may be in a slot that waits for this very
     // thread (that pass drops the rest when it ends).
@@ -246,7 +246,7 @@ int QFunnelInbox::runCallsOf(QFunnelRoute *route, QObject *receiver, QThreadData
             if (Q_UNLIKELY(scope.receiverDestroyed()) || d->threadData.loadRelaxed() != here)
                 break;
             c = m_first;
-            // [P9] seq_cst: with dropPendingOnStop()'s store.
+            // [P9 check] seq_cst: with dropPendingOnStop()'s store.
             if (!left || !c || c->route != route || m_stopped.load(std::memory_order_seq_cst))
                 break;
         }
@@ -358,7 +358,7 @@ Q_NEVER_INLINE qsizetype QFunnelInbox::deliverSpecial(QFunnelCall *call, QObject
 bool QFunnelInbox::claimLatest(QFunnelCall *call)
 {
     QFunnelCall *expected = call;
-    // [P17] Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
+    // [P17 claim] Relaxed, like the capture's exchange: only the value matters (see noteLatest() in
     // qfunnelcapture.cpp).
     if (call->route->latest.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed))
         return true;

@@ -107,9 +107,9 @@ public:
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
     // relaxed for the same reason as QFunnelRelay::isIdle().
-    bool isIdle() const noexcept // [P19] a hint
+    bool isIdle() const noexcept
     {
-        return m_head.load(std::memory_order_relaxed) == nullptr;
+        return m_head.load(std::memory_order_relaxed) == nullptr; // [P19 empty] a hint
     }
     // Pushes a chain of n calls linked newest → oldest (top->next ... bottom), keeping its
     // order, and posts a wake-up for them.
@@ -204,7 +204,7 @@ private:
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
-        // [P14] m_detached: a hint.
+        // [P14 read] m_detached: a hint.
         const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
                 ? markCreditFree(first, last)
                 : 0;
@@ -214,12 +214,13 @@ private:
         QFunnelCall *old = m_head.load(std::memory_order_relaxed);
         do {
             *below = old;
-            // [P4] Publishes the calls (and their arguments) to the delivering thread. [P6]
-            // seq_cst, not just release (the same instruction on x86): see hasPushesAfterUnlock().
+            // [P4 push] Publishes the calls (and their arguments) to the delivering thread.
+            // [P6 push] seq_cst, not just release (the same instruction on x86): see
+            // hasPushesAfterUnlock().
         } while (!m_head.compare_exchange_weak(old, entry, std::memory_order_seq_cst,
                                                std::memory_order_relaxed));
-        // [P5] Counted after the push: a wake-up whose fence includes these calls is posted after
-        // they were pushed, also one another thread posts (requestWake()): acq_rel, so that
+        // [P5 count] Counted after the push: a wake-up whose fence includes these calls is posted
+        // after they were pushed, also one another thread posts (requestWake()): acq_rel, so that
         // a fence read from this count comes after the push, and the pass of that wake-up
         // finds these calls in m_head.
         const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
@@ -230,8 +231,8 @@ private:
     }
     // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
     void requestWake(quint64 fence);
-    // [P5] A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
-    // acquire: pairs with push()'s count, so that the fence comes after those pushes.
+    // A wake-up for everything pushed so far (a timer fired, a pass left calls to others).
+    // [P5 fence] acquire: pairs with push()'s count, so that the fence comes after those pushes.
     void wakeForAll() { postWake(m_pushed.load(std::memory_order_acquire), WakeKind::Normal); }
     bool postWake(quint64 fence, WakeKind kind);
     void settle(bool leftover);
@@ -244,7 +245,7 @@ private:
     // unless some of this inbox's calls hold none (releaseIfStalled()).
     qsizetype creditsOf(qsizetype n) noexcept
     {
-        // [P13] relaxed: the calls' push and take order the count with them.
+        // [P13 read] relaxed: the calls' push and take order the count with them.
         return Q_LIKELY(m_creditFree.load(std::memory_order_relaxed) == 0) ? n : creditsOfSlow(n);
     }
     qsizetype creditsOfSlow(qsizetype n) noexcept;

@@ -24,7 +24,7 @@ namespace QtFastConnectPrivate {
 qsizetype QFunnelInbox::deliverRateLimited(QFunnelCall *call, QObject *receiver)
 {
     QFunnelRoute *route = call->route;
-    // [P17] Relaxed, as in claimLatest(). The clock is read only for the latest call.
+    // [P17 peek] Relaxed, as in claimLatest(). The clock is read only for the latest call.
     const bool latest = route->latest.load(std::memory_order_relaxed) == call;
     const qint64 now = latest ? steadyClockNs() : 0;
     if (latest && now < route->notBeforeNs) {
@@ -141,7 +141,7 @@ void QFunnelInbox::parkedTimerLost()
 
 void QFunnelInbox::parkedCallsDue()
 {
-    // In the timer's thread. [P18] The wake-up below is posted after the flag is cleared: the
+    // In the timer's thread (see P18). The wake-up below is posted after the flag is cleared: the
     // pass it starts sees it cleared (Qt's posted-event lock orders the two).
     m_parked.timerGone();
     wakeForAll();

@@ -81,7 +81,7 @@ void QFunnelInboxRegistry::deferDrop(QFunnelCore *core, QFunnelInbox *inbox)
         for (const Deferred &d : std::as_const(m_deferred))
             first = first && d.thread != target;
         m_deferred.append(Deferred { inbox, target, m_clock.elapsed() });
-        m_hasDeferred.store(true, std::memory_order_relaxed); // [P16] a hint
+        m_hasDeferred.store(true, std::memory_order_relaxed); // [P16 set] a hint
     }
     if (!first)
         return; // a task for that thread is on its way
@@ -121,7 +121,7 @@ void QFunnelInboxRegistry::dropDeferredNow(Which which)
             inboxes.append(d.inbox);
             return true;
         });
-        m_hasDeferred.store(!m_deferred.isEmpty(), std::memory_order_relaxed);
+        m_hasDeferred.store(!m_deferred.isEmpty(), std::memory_order_relaxed); // [P16 set]
     }
     // Not under the lock: dropping runs user code, and the last reference's forget() takes it.
     for (QFunnelInbox *inbox : std::as_const(inboxes)) {
@@ -151,7 +151,7 @@ qsizetype QFunnelInboxRegistry::releaseStalled()
     // A dead receiver's calls whose thread has not run its events for StalledMs hold capacity
     // that producers wait for: dropped here, as the last resort.
     const qint64 stalledSinceMs = m_clock.elapsed() - QFunnelInbox::StalledMs;
-    if (m_hasDeferred.load(std::memory_order_relaxed)) // [P16] a hint
+    if (m_hasDeferred.load(std::memory_order_relaxed)) // [P16 read] a hint
         dropDeferredNow(
                 [stalledSinceMs](const Deferred &d) { return d.sinceMs <= stalledSinceMs; });
     // Not under the lock either: a check may settle a wake-up, and releasing the last reference

@@ -65,7 +65,7 @@ public:
     // Any thread but a relay.
     void dropDeferred()
     {
-        // [P16] Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
+        // [P16 read] Relaxed: a hint; the lock in dropDeferredNow() orders the list itself.
         if (Q_UNLIKELY(m_hasDeferred.load(std::memory_order_relaxed)))
             dropDeferredHere();
     }

@@ -30,10 +30,10 @@ qsizetype chainLength(const QFunnelCall *c) noexcept
 // its calls hold capacity again.
 void QFunnelInbox::noteDeliveryPass() noexcept
 {
-    // [P14] hints; the pass lock orders the stall check's reads of the pending calls.
+    // Hints (see P14); the pass lock orders the stall check's reads of the pending calls.
     m_passes.store(m_passes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (Q_UNLIKELY(m_detached.load(std::memory_order_relaxed)))
-        m_detached.store(false, std::memory_order_relaxed);
+        m_detached.store(false, std::memory_order_relaxed); // [P14 clear]
 }
 
 qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
@@ -68,7 +68,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
             const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
             released = qMax<qsizetype>(pending - free, 0);
             m_creditFree.fetch_add(released, std::memory_order_relaxed);
-            m_detached.store(true, std::memory_order_relaxed);
+            m_detached.store(true, std::memory_order_relaxed); // [P14 set] a hint
             // One warning per inbox, and one per cause and window for the process: a flood
             // stalls receivers by the thousand (qfunnelwarning_p.h).
             if (!m_warnedStalled
@@ -102,7 +102,7 @@ qsizetype QFunnelInbox::markCreditFree(QFunnelCall *from, QFunnelCall *to) noexc
     for (const QFunnelCall *c = from; c != to; c = c->next)
         ++n;
     // Relaxed: the push's release publishes it with the calls.
-    m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13] before the calls' push
+    m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13 mark] before the calls' push
     return n;
 }
 

@@ -49,14 +49,14 @@ public:
     }
     ~QFunnelWakeEvent() override
     {
-        qfcAnnotateAcquire(this); // may be deleted undelivered, in another thread
+        qfcAnnotateAcquire(this); // [P21 take] may be deleted undelivered, in another thread
         if (m_armed)
             m_inbox->wakeDiscarded(m_fence, m_kind);
         m_inbox->deref();
     }
     void placeMetaCall(QObject *receiver) override
     {
-        qfcAnnotateAcquire(this); // [P21] the event travelled through Qt's posted-event list
+        qfcAnnotateAcquire(this); // [P21 take] it travelled through Qt's posted-event list
         m_armed = false;
         m_inbox->wake(receiver, m_fence, m_kind);
     }
@@ -92,7 +92,7 @@ bool QFunnelInbox::postWake(quint64 fence, WakeKind kind)
     if (kind == WakeKind::Resume)
         m_resumesPending.fetch_add(1, std::memory_order_relaxed);
     auto *e = new QFunnelWakeEvent(this, fence, kind);
-    qfcAnnotateRelease(e); // [P21]
+    qfcAnnotateRelease(e); // [P21 post]
     if (Q_LIKELY(m_guard->post(e)))
         return true;
     // The receiver was destroyed: its calls, with whatever follows them, are dropped in the
@@ -150,7 +150,7 @@ void QFunnelInbox::dropWhileUndeliverable()
 bool QFunnelInbox::hasPushesAfterUnlock() noexcept
 {
     QFunnelCall *expected = nullptr;
-    // [P6] seq_cst: with push()'s CAS, after the pass lock's unlock.
+    // [P6 recheck] seq_cst: with push()'s CAS, after the pass lock's unlock.
     return !m_head.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
 }
 
@@ -247,8 +247,8 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
     const bool leftover = m_first || m_held;
     m_passLock.unlock();
     if (resume) {
-        // [P5] After a move, its fence also covers what the wake-ups lost there were for.
-        // acquire: as in wakeForAll().
+        // After a move, its fence also covers what the wake-ups lost there were for.
+        // [P5 fence] acquire: as in wakeForAll().
         postWake(moved ? qMax(resume, m_pushed.load(std::memory_order_acquire)) : resume,
                  WakeKind::Resume);
     } else if (moved) {
@@ -326,7 +326,7 @@ void QFunnelInbox::pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n)
 // With the pass lock held: moves what was pushed onto the end of the held list, counting it.
 void QFunnelInbox::takeAll()
 {
-    // [P4] acquire: pairs with push()'s release.
+    // [P4 take] acquire: pairs with push()'s release.
     QFunnelCall *e = m_head.exchange(nullptr, std::memory_order_acquire);
     if (!e)
         return;

@@ -67,12 +67,13 @@ public:
         }
         return needsTimerFor(dueNs);
     }
-    // Whether a timer must be armed for dueNs; if so, counts it as armed. [P18]
+    // Whether a timer must be armed for dueNs; if so, counts it as armed.
     bool needsTimerFor(qint64 dueNs) noexcept
     {
+        // [P18 arm] Relaxed: see the store below.
         if (m_timerArmed.load(std::memory_order_relaxed) && dueNs >= m_timerDueNs)
             return false;
-        // [P18] Relaxed: the pass lock orders this with the next park(); the timer thread
+        // [P18 arm] Relaxed: the pass lock orders this with the next park(); the timer thread
         // only clears the flag, before the wake-up it posts (whose pass then arms again if
         // needed): a stale value costs one extra timer or pass.
         m_timerArmed.store(true, std::memory_order_relaxed);
@@ -80,7 +81,7 @@ public:
         return true;
     }
     // The timer fired, or went away unfired (the funnel stopped): the next park() arms a new
-    // one. [P18]
+    // one. [P18 gone]
     void timerGone() noexcept { m_timerArmed.store(false, std::memory_order_relaxed); }
 
     // Takes route's parked calls out (linked oldest to newest, the last one's link null); sets

@@ -74,15 +74,17 @@ QFunnelThreadState QFunnelThreadState::of(QObject *object)
     // QObject::moveToThread() holds while it swaps the data, taken the way
     // QCoreApplication::postEvent() takes it: lock the data read, retry if it changed
     // meanwhile. (Not Qt's own locker: it locks inside Qt, where ThreadSanitizer cannot see it.)
+    // Acquire loads, as Qt's own readers make them: the thread and its dispatcher are seen
+    // constructed (see P29).
     for (;;) {
-        QThreadData *td = QObjectPrivate::get(object)->threadData.loadAcquire();
+        QThreadData *td = QObjectPrivate::get(object)->threadData.loadAcquire(); // [P29 read]
         if (!td)
             return state; // being destroyed
         QMutexLocker locker(&td->postEventList.mutex);
-        if (td != QObjectPrivate::get(object)->threadData.loadAcquire())
+        if (td != QObjectPrivate::get(object)->threadData.loadAcquire()) // [P29 read]
             continue;
-        state.thread = td->thread.loadAcquire();
-        state.running = td->eventDispatcher.loadAcquire() != nullptr;
+        state.thread = td->thread.loadAcquire(); // [P29 read]
+        state.running = td->eventDispatcher.loadAcquire() != nullptr; // [P29 read]
         state.threadId = td->threadId.loadRelaxed();
         return state;
     }
@@ -94,6 +96,7 @@ QFunnelReceiverGuard::QFunnelReceiverGuard(QObject *receiver)
 
 void QFunnelReceiverGuard::deref() noexcept
 {
+    // [P23 guard] QAtomicInt's ordered decrement: the last owner sees the others' writes.
     if (!m_ref.deref())
         delete this;
 }
@@ -197,11 +200,11 @@ void QFunnelReceiverGuard::addCapture(const QMetaObject::Connection &capture)
 
 bool QFunnelReceiverGuard::post(QEvent *event)
 {
-    // [P11] seq_cst on both sides: either this load sees the hook's null, or the hook sees this
-    // reader and waits until the event is posted. ~QObject removes (and deletes) the posted
+    // [P11 enter] seq_cst on both sides: either this load sees the hook's null, or the hook sees
+    // this reader and waits until the event is posted. ~QObject removes (and deletes) the posted
     // events after destroyed(), so a posted event never reaches a freed receiver.
     m_readers.fetch_add(1, std::memory_order_seq_cst);
-    QObject *r = m_receiver.load(std::memory_order_seq_cst);
+    QObject *r = m_receiver.load(std::memory_order_seq_cst); // [P11 read]
     const bool alive = r && !m_weak.isNull();
     // Like a queued call, also to a receiver whose thread has not started, has finished (it
     // may be started again) or that has no thread: the event waits in its posted-event list,
@@ -214,9 +217,10 @@ bool QFunnelReceiverGuard::post(QEvent *event)
 
 QFunnelThreadState QFunnelReceiverGuard::receiverThread()
 {
-    // [P11] The same handshake as post(): the hook waits for this reader before the receiver goes.
+    // [P11 enter] The same handshake as post(): the hook waits for this reader before the
+    // receiver goes.
     m_readers.fetch_add(1, std::memory_order_seq_cst);
-    QObject *r = m_receiver.load(std::memory_order_seq_cst);
+    QObject *r = m_receiver.load(std::memory_order_seq_cst); // [P11 read]
     QFunnelThreadState state;
     if (r && !m_weak.isNull())
         state = QFunnelThreadState::of(r);
@@ -226,8 +230,9 @@ QFunnelThreadState QFunnelReceiverGuard::receiverThread()
 
 void QFunnelReceiverGuard::endRead() noexcept
 {
-    // [P12] seq_cst, with receiverDestroyed()'s store of m_hookWaiting and load of m_readers:
-    // either the hook sees this reader gone, or this load sees the hook waiting and wakes it.
+    // [P12 leave] [P12 look] seq_cst, with receiverDestroyed()'s store of m_hookWaiting and load
+    // of m_readers: either the hook sees this reader gone, or this load sees the hook waiting
+    // and wakes it.
     if (m_readers.fetch_sub(1, std::memory_order_seq_cst) == 1
         && Q_UNLIKELY(m_hookWaiting.load(std::memory_order_seq_cst))) {
         std::lock_guard<std::mutex> locker(m_lock); // orders the notify after the hook's wait
@@ -261,14 +266,15 @@ void QFunnelReceiverGuard::receiverDestroyed()
 
     // Where the calls that reach the receiver from now on are dropped (deferDrop()).
     m_lastThread = QFunnelLastThread::current();
-    // [P11] seq_cst: with the readers' increment, then load of m_receiver (post()).
+    // [P11 clear] seq_cst: with the readers' increment, then load of m_receiver (post()).
     m_receiver.store(nullptr, std::memory_order_seq_cst);
-    // [P12] A reader that got the receiver before the store is posting to it: the object must
-    // outlive that. Blocked, not spinning: the reader may be a preempted low-priority thread.
+    // [P12 wait] A reader that got the receiver before the store is posting to it: the object
+    // must outlive that. Blocked, not spinning: the reader may be a preempted low-priority
+    // thread.
     m_hookWaiting.store(true, std::memory_order_seq_cst);
-    if (m_readers.load(std::memory_order_seq_cst)) {
+    if (m_readers.load(std::memory_order_seq_cst)) { // [P11 drain] [P12 drain]
         std::unique_lock<std::mutex> locker(m_lock);
-        m_readersDone.wait(locker,
+        m_readersDone.wait(locker, // [P11 drain] [P12 drain]
                            [this] { return m_readers.load(std::memory_order_seq_cst) == 0; });
     }
     // Calls that found the receiver dying before the store above: dropped here, the

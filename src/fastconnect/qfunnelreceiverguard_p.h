@@ -70,7 +70,7 @@ public:
     // the captures, ~QObject cuts a late one itself.
     void addCapture(const QMetaObject::Connection &capture);
 
-    void ref() noexcept { m_ref.ref(); }
+    void ref() noexcept { m_ref.ref(); } // [P23 guard] QAtomicInt's, ordered
     void deref() noexcept;
 
     // Posts event to the receiver with QCoreApplication::postEvent() and returns true, unless
@@ -88,7 +88,7 @@ public:
     // gone), every thread reads false from here on.
     bool isAlive() const noexcept
     {
-        // [P11] seq_cst: with receiverDestroyed()'s store.
+        // [P11 read] seq_cst: with receiverDestroyed()'s store.
         return m_receiver.load(std::memory_order_seq_cst) && !m_weak.isNull();
     }
 
@@ -106,7 +106,7 @@ public:
     // if that thread has no event dispatcher, or the receiver went without this guard's hook.
     std::shared_ptr<QFunnelLastThread> lastThread() const
     {
-        // [P11] acquire: with the hook's store, which follows its write of m_lastThread. (A
+        // [P11 see] acquire: with the hook's store, which follows its write of m_lastThread. (A
         // receiver whose hook was lost reads as dead before the late hook runs: none then.)
         if (m_receiver.load(std::memory_order_acquire))
             return nullptr;
@@ -118,7 +118,7 @@ public:
     // come back).
     bool isAlive(const QObject *receiver) const noexcept
     {
-        // [P11] acquire: with receiverDestroyed()'s store.
+        // [P11 see] acquire: with receiverDestroyed()'s store.
         return m_receiver.load(std::memory_order_acquire) == receiver && !m_weak.isNull();
     }
 
@@ -132,7 +132,7 @@ private:
     void dropCallsAwaitingHook();
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
-    // Set by the hook before it nulls m_receiver, read after: [P11] orders it.
+    // Set by the hook before it nulls m_receiver, read after: P11 orders it.
     std::shared_ptr<QFunnelLastThread> m_lastThread;
     QPointer<QObject> m_weak; // second line: holds even if the hook is lost
     QAtomicInt m_ref { 1 }; // the registry's reference

@@ -97,7 +97,7 @@ void QFunnelRelay::start()
         return; // started meanwhile; or stopped: what is queued now is swept (QFunnelCore)
     m_thread = std::thread([this] { run(); });
     m_started.acquire();
-    // [P27] release: the thread runs; a producer that reads true queues without the lock.
+    // [P27 start] release: the thread runs; a producer that reads true queues without the lock.
     m_running.store(true, std::memory_order_release);
 }
 
@@ -146,7 +146,7 @@ void QFunnelRelay::run()
         if (held.empty()) {
             if (stopping)
                 return;
-            // [P19] Relaxed, like the producers' load: the flag only picks between two correct
+            // [P19 idle] Relaxed, like the producers' load: the flag only picks between two correct
             // paths (see isIdle()), so it needs no ordering with anything else.
             m_idle.store(true, std::memory_order_relaxed);
             QFunnelBatch *b = m_queue.pop();

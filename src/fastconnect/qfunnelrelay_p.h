@@ -61,7 +61,7 @@ public:
     // for a thread that cannot start under it. Any thread.
     void ensureStarted()
     {
-        // [P27] acquire: with start()'s release, after the thread ran.
+        // [P27 check] acquire: with start()'s release, after the thread ran.
         if (Q_UNLIKELY(!m_running.load(std::memory_order_acquire)))
             start();
     }
@@ -74,7 +74,7 @@ public:
     // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its
     // own calls is in it (QFunnelLane::canBypassRelay()), so either answer keeps its order and
     // delivers its call; a stale one costs speed (a relay round, or a wake-up per call).
-    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); } // [P19]
+    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); } // [P19 ask]
 
     // Whether the calling thread is a funnel's relay thread, which must not run user code:
     // whatever would (dropping a dead receiver's calls destroys their arguments, and maybe the

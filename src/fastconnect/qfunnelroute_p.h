@@ -53,8 +53,8 @@ public:
     // Releases n references (the delivery loop releases a run of calls' at once).
     void deref(int n = 1) noexcept
     {
-        // [P23] acq_rel: the last owner sees every other owner's writes (the latest pointer, the
-        // slot's state) before the destructor runs.
+        // [P23 last] acq_rel: the last owner sees every other owner's writes (the latest pointer,
+        // the slot's state) before the destructor runs.
         if (m_ref.fetch_sub(n, std::memory_order_acq_rel) == n)
             delete this;
     }
@@ -149,7 +149,7 @@ public:
     void noteArena(const QFunnelCall *call) noexcept
     {
         const quintptr arena = reinterpret_cast<quintptr>(qPoolArenaOf(call));
-        // [P25] Relaxed: the state only moves forward (none, one arena, mixed), and the push
+        // [P25 note] Relaxed: the state only moves forward (none, one arena, mixed), and the push
         // that publishes the call, after this, orders it before the receiver's look at the
         // calls it took (hasOneArena()).
         quintptr seen = arenaState.load(std::memory_order_relaxed);
@@ -162,7 +162,7 @@ public:
     // Receiver's thread, for calls it took from the inbox: all of them came from one arena.
     bool hasOneArena() const noexcept
     {
-        // [P25] Relaxed: each of those calls was noted before the push that published it, and
+        // [P25 read] Relaxed: each of those calls was noted before the push that published it, and
         // the inbox's take acquired that push.
         return arenaState.load(std::memory_order_relaxed) != MixedArenas;
     }

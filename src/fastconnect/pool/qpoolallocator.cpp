@@ -350,7 +350,7 @@ Q_CONSTINIT QBasicMutex controlCreationLock;
 
 QPoolControl *controlOf(QPoolHandle *pool)
 {
-    // [P24] acquire: pairs with the release store below, so the control is seen constructed.
+    // [P24 get] acquire: pairs with the release store below, so the control is seen constructed.
     if (QPoolControl *control = pool->control.load(std::memory_order_acquire))
         return control;
     controlCreationLock.lock();
@@ -359,7 +359,7 @@ QPoolControl *controlOf(QPoolHandle *pool)
     if (!control) {
         // Never deleted: chunks, pages and the pool handle refer to it until the process ends.
         control = new QPoolControl(pool);
-        // [P24] release: publishes the constructed control to lock-free readers (above).
+        // [P24 publish] release: publishes the constructed control to lock-free readers (above).
         pool->control.store(control, std::memory_order_release);
     }
     controlCreationLock.unlock();
@@ -605,7 +605,7 @@ struct ReleaseAtFinish
 void releaseAtQThreadFinish()
 {
     // Not before Qt knows its main thread: it takes the first thread that asks for its QThread
-    // to be it.
+    // to be it. [P31 read] Acquire, as Qt's own readers: the QThread is seen constructed.
     const QThread *mainThread = QCoreApplicationPrivate::theMainThread.loadAcquire();
     if (!mainThread)
         return;
@@ -684,8 +684,8 @@ void QPoolArena::adoptBacklog() noexcept
         // misses is adopted next time.
         if (!m_head->backlog.load(std::memory_order_relaxed))
             return;
-        // [P20] acquire: pairs with the release CAS in pushRemote(), so the links and whatever the
-        // freeing threads wrote to the chunks happen before the owner reuses them.
+        // [P20 adopt] acquire: pairs with the release CAS in pushRemote(), so the links and
+        // whatever the freeing threads wrote to the chunks happen before the owner reuses them.
         list = m_head->backlog.exchange(nullptr, std::memory_order_acquire);
         break;
     }
@@ -845,7 +845,8 @@ void trimThreadArenas(QPoolHandle *pool, QPoolControl *control, QPoolArenaHead *
 
 void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
 {
-    // [P24] acquire: pairs with the release store in controlOf(). No control: nothing to trim.
+    // [P24 get] acquire: pairs with the release store in controlOf(). No control: nothing to
+    // trim.
     QPoolControl *control = pool->control.load(std::memory_order_acquire);
     if (!control)
         return;
@@ -880,7 +881,8 @@ void qPoolTrimCurrentThread() noexcept
 QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept
 {
     QPoolAllocatorStats s;
-    // [P24] acquire: pairs with the release store in controlOf(). No control: all zero so far.
+    // [P24 get] acquire: pairs with the release store in controlOf(). No control: all zero so
+    // far.
     if (const QPoolControl *control = pool->control.load(std::memory_order_acquire)) {
         s.pagesInUse = control->pagesInUse.load(std::memory_order_relaxed);
         s.pagesReturned = control->pagesReturned.load(std::memory_order_relaxed);

@@ -148,7 +148,7 @@ struct QPoolArenaHead
         QPoolChunk *head = backlog.load(std::memory_order_relaxed);
         do {
             qPoolWriteNext(c, head);
-            // [P20] release on success: publishes the link and everything the freeing thread wrote
+            // [P20 push] release on success: publishes the link and everything the freeing thread wrote
             // to the chunk to the owner, whose exchange(acquire) in adoptBacklog() takes it.
             // relaxed on failure: the loop retries with the head it read.
         } while (!backlog.compare_exchange_weak(head, c, std::memory_order_release,

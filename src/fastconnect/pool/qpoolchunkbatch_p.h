@@ -76,7 +76,7 @@ public:
         QPoolChunk *head = m_arena->backlog.load(std::memory_order_relaxed);
         do {
             qPoolWriteNext(m_last, head);
-            // [P20] release on success: as in QPoolArenaHead::pushRemote().
+            // [P20 push] release on success: as in QPoolArenaHead::pushRemote().
         } while (!m_arena->backlog.compare_exchange_weak(head, m_first, std::memory_order_release,
                                                          std::memory_order_relaxed));
         m_first = nullptr;
