@@ -647,8 +647,9 @@ def check_names(srcs):
             # Not in qdoc blocks: the user's documentation names Qt's API for the user.
             for name in UNQUALIFIED.findall(unqualified[n - 1]):
                 if name not in identifiers and name not in EXTERNAL_NAMES:
-                    problem(f"{rel}:{n}", f"{name}() is named nowhere in src/'s code (qualify "
-                                          f"another library's function: QThread::wait())")
+                    problem(f"{rel}:{n}", f"{name}() is named nowhere in src/'s code (Qt's "
+                                          f"or the system's: qualify it, QThread::wait(), or "
+                                          f"add it to EXTERNAL_NAMES)")
 
 
 def check(root):
