@@ -15,8 +15,9 @@
 #            qemu-user
 #   windows  64-bit Windows: MinGW-w64 against Qt and oneTBB built from Debian's sources
 #            (scripts/lib/mingw-deps.sh, cached), tests under Wine
-# It first checks the sources (scripts/check-comments.py, scripts/check-sources.py), and with the
-# host's Qt the formatting (scripts/check-format.sh, clang-format 14).
+# It first checks the sources (scripts/check-comments.py and its own tests in
+# tests/check-comments/, scripts/check-sources.py), whatever --qt or --platform asks for, and with
+# the host's Qt the formatting (scripts/check-format.sh, clang-format 14).
 # After the Qt versions it builds the Debian packages for Qt 6.4 and 6.8 and tries them, and
 # checks the Qt tracepoints under LTTng (scripts/trace-lttng.sh) with the host's Qt.
 # Without --qt or --platform it runs all of them in that order, each to its end, and fails if
@@ -58,11 +59,14 @@ summaries=()
 failure_logs=()
 status=0
 # The checks of the sources, first, before any build, whatever the stages: the comments'
-# memory-order pairings and named members (scripts/check-comments.py) and the two builds' source
-# lists (scripts/check-sources.py). Python only, under a second.
+# memory-order pairings (both ends of each, against docs/architecture.md's table) and the
+# functions they name (scripts/check-comments.py), that check's own tests (each deliberate break
+# must fail it: tests/check-comments/), and the two builds' source lists
+# (scripts/check-sources.py). Python only, a few seconds.
 echo "==== source checks" >&2
 command -v python3 >/dev/null || scripts/install-deps.sh python3 # a fresh machine has none
-if python3 scripts/check-comments.py && python3 scripts/check-sources.py; then
+if python3 scripts/check-comments.py && python3 tests/check-comments/test_check_comments.py \
+    && python3 scripts/check-sources.py; then
     summaries+=("source checks: ok")
 else
     summaries+=("source checks: FAILED")
