@@ -141,6 +141,13 @@ FIXTURE_BREAKS = {
           " // [P10 check]\n    bool isStopped() const noexcept")],
         [r"qfunnelcore_p\.h:18: \[P10 check\] is in QFunnelCore::isHalted\(\), not where the "
          r"table puts it \(QFunnelCore::isStopped\(\)\)"]),
+    "qt_operation_unlabelled": (  # Qt's named operations order too
+        [(RELAY, " // [P31 read] as Qt's readers", "")],
+        [r"qfunnelrelay\.cpp:\d+: `theMainThread\.loadAcquire` \(acquire\) carries no end label",
+         r"end \[P31 read\] is labelled nowhere"]),
+    "qt_operation_relaxed": (
+        [(RELAY, "theMainThread.loadAcquire()", "theMainThread.loadRelaxed()")],
+        [r"\[P31 read\]: no `theMainThread\.loadAcquire` in the labelled statement"]),
     "default_order": (  # seq_cst by default, unsaid
         [(RELAY, "        m_rounds.fetch_add(1, std::memory_order_relaxed);\n",
           "        m_rounds.fetch_add(1);\n")],
