@@ -134,8 +134,8 @@ QFunnel *newGlobalFunnel(QThread *home)
         f->moveToThread(home);
     // Qt runs (and forgets) the post routines when the application is destroyed.
     qAddPostRoutine(stopGlobalFunnel);
-    // [P15 publish] release: pairs with globalInstance()'s acquire; the funnel is complete, and in its
-    // thread, before it is seen.
+    // [P15 publish] release: pairs with globalInstance()'s acquire; the funnel is complete, and
+    // in its thread, before it is seen.
     g_globalFunnel.store(f, std::memory_order_release);
     return f;
 }

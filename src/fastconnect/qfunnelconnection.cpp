@@ -333,8 +333,8 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
 
 // Reads the sender's connection lists the way QMetaObject::activate() does while it calls us:
 // atomic links, no lock. The vector is loaded with acquire (see P28): newer Qt publishes it with
-// a release store, and a relaxed load would not order the reads of its contents. A disconnected entry not yet
-// cleaned up has a null receiver and does not count.
+// a release store, and a relaxed load would not order the reads of its contents. A disconnected
+// entry not yet cleaned up has a null receiver and does not count.
 bool mayMoveArguments(QFunnelRoute *route)
 {
     using Connection = QObjectPrivate::Connection;

@@ -148,9 +148,9 @@ struct QPoolArenaHead
         QPoolChunk *head = backlog.load(std::memory_order_relaxed);
         do {
             qPoolWriteNext(c, head);
-            // [P20 push] release on success: publishes the link and everything the freeing thread wrote
-            // to the chunk to the owner, whose exchange(acquire) in adoptBacklog() takes it.
-            // relaxed on failure: the loop retries with the head it read.
+            // [P20 push] release on success: publishes the link and everything the freeing thread
+            // wrote to the chunk to the owner, whose exchange(acquire) in adoptBacklog() takes
+            // it. relaxed on failure: the loop retries with the head it read.
         } while (!backlog.compare_exchange_weak(head, c, std::memory_order_release,
                                                 std::memory_order_relaxed));
     }
