@@ -85,7 +85,11 @@ bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
 {
     const qsizetype cap = capacity();
     const qsizetype chunk = chunkSize();
-    qsizetype available = m_credits.load(std::memory_order_relaxed);
+    // [P7 take] seq_cst, not relaxed (the same instruction on x86; an ordered load on ARM): a
+    // waiter's first look after its increment of m_waiters must not read credits older than
+    // that increment, or it and the thread returning them could each miss the other (it
+    // would sleep until the stall check's time-out).
+    qsizetype available = m_credits.load(std::memory_order_seq_cst);
     while (available > 0) {
         const qsizetype take = qMin(available, chunk);
         // [P7 take] seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
