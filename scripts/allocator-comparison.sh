@@ -13,7 +13,7 @@
 # (TST_BENCH_POOLALLOCATOR_CSV); nothing here reads its free-text output.
 #
 # Targets:
-#   single thread: SingleThreaded, MultiPool and MultiThreaded >= 3x faster than glibc malloc
+#   single thread: MultiThreaded >= 3x faster than glibc malloc
 #   single thread: MultiThreaded >= 1.5x faster than the fastest of mimalloc/jemalloc/tcmalloc
 #   cross thread:  MultiThreaded >= 1.7x faster than glibc malloc
 # Each is judged on the geometric mean over the 9 chunk-size x batch-size rows; the worst row is
@@ -250,9 +250,6 @@ END {
     colRun[++ncols] = "mimalloc"; colAlloc[ncols] = "malloc";         colHead[ncols] = "mimalloc"
     colRun[++ncols] = "jemalloc"; colAlloc[ncols] = "malloc";         colHead[ncols] = "jemalloc"
     colRun[++ncols] = "tcmalloc"; colAlloc[ncols] = "malloc";         colHead[ncols] = "tcmalloc"
-    colRun[++ncols] = "glibc";    colAlloc[ncols] = "SingleThreaded"; colHead[ncols] = "SingleThr"
-    colRun[++ncols] = "glibc";    colAlloc[ncols] = "SharedPool";     colHead[ncols] = "SharedPool"
-    colRun[++ncols] = "glibc";    colAlloc[ncols] = "MultiPool";      colHead[ncols] = "MultiPool"
     colRun[++ncols] = "glibc";    colAlloc[ncols] = "MultiThreaded";  colHead[ncols] = "MultiThr"
     colRun[++ncols] = "glibc";    colAlloc[ncols] = "handoff";        colHead[ncols] = "handoff"
 
@@ -292,12 +289,9 @@ END {
 
     missed = 0
     printf "\nTargets: speed-up = geometric mean over the rows of (other ns / pool ns); worst row in the note\n"
-    split("SingleThreaded MultiPool MultiThreaded", models, " ")
-    for (m = 1; m <= 3; ++m) {
-        q = speedup("glibc", "malloc", "glibc", models[m], "single")
-        verdict("1 thread: " models[m] " over glibc", q, 3.0,
-                q < 0 ? "" : sprintf("worst %.2fx at %s", worst, worstRow))
-    }
+    q = speedup("glibc", "malloc", "glibc", "MultiThreaded", "single")
+    verdict("1 thread: MultiThreaded over glibc", q, 3.0,
+            q < 0 ? "" : sprintf("worst %.2fx at %s", worst, worstRow))
     # Against the fastest other allocator: each ratio within that allocator'"'"'s own run.
     best = -1; bestName = ""; bestNote = ""; detail = ""
     split("mimalloc jemalloc tcmalloc", others, " ")

@@ -1,13 +1,14 @@
 // Copyright (C) 2026 The QtFastConnect Authors.
 // SPDX-License-Identifier: BSD-3-Clause
 
-// QPoolAllocator's four thread models against the process's malloc()/free(), in the pattern of
-// a published pool-allocator experiment: allocate a batch of fixed-size chunks, free the even
-// indices, then the odd ones; chunks of 16, 32 and 64 bytes, batches of 100, 200 and 400.
+// QPoolAllocator (its one thread model, MultiThreaded) against the process's malloc()/free(),
+// in the pattern of a published pool-allocator experiment: allocate a batch of fixed-size
+// chunks, free the even indices, then the odd ones; chunks of 16, 32 and 64 bytes, batches of
+// 100, 200 and 400.
 //
-//   singleThread    the pattern in the main thread: malloc and each thread model
+//   singleThread    the pattern in the main thread: malloc and MultiThreaded
 //   threadPerCpu    the pattern in one thread per CPU at once, each on its own chunks:
-//                   malloc, MultiPool, MultiThreaded (ns per pair per thread)
+//                   malloc, MultiThreaded (ns per pair per thread)
 //   crossThread     a producer thread allocates each batch and hands it to a consumer thread
 //                   through a single-producer single-consumer ring; the consumer reads each
 //                   chunk and frees it (even indices, then odd), as a funnel's receiver does:
@@ -27,8 +28,7 @@
 //                                          as CSV: "# malloc=<file providing malloc()>", a
 //                                          header line, then one line per row
 //   TST_BENCH_POOLALLOCATOR_ROWS=<list>    comma-separated allocators to run, of malloc,
-//                                          SingleThreaded, SharedPool, MultiPool, MultiThreaded,
-//                                          handoff (default: all)
+//                                          MultiThreaded, handoff (default: all)
 //
 // -callgrind (e.g. "tst_bench_poolallocator -callgrind singleThread", about 15 s): the
 // single-thread rows report instruction reads per iteration (divide by PairsPerIteration,
@@ -65,11 +65,9 @@
 #include <tuple>
 #include <vector>
 
-enum class Allocator { Malloc, SingleThreaded, SharedPool, MultiPool, MultiThreaded, HandOff };
-static constexpr Allocator AllAllocators[] = {
-    Allocator::Malloc,    Allocator::SingleThreaded, Allocator::SharedPool,
-    Allocator::MultiPool, Allocator::MultiThreaded,  Allocator::HandOff,
-};
+enum class Allocator { Malloc, MultiThreaded, HandOff };
+static constexpr Allocator AllAllocators[] = { Allocator::Malloc, Allocator::MultiThreaded,
+                                               Allocator::HandOff };
 
 enum class Section { SingleThread, ThreadPerCpu, CrossThread };
 static constexpr Section AllSections[] = { Section::SingleThread, Section::ThreadPerCpu,
@@ -80,12 +78,6 @@ static const char *allocatorName(Allocator a)
     switch (a) {
     case Allocator::Malloc:
         return "malloc";
-    case Allocator::SingleThreaded:
-        return "SingleThreaded";
-    case Allocator::SharedPool:
-        return "SharedPool";
-    case Allocator::MultiPool:
-        return "MultiPool";
     case Allocator::MultiThreaded:
         return "MultiThreaded";
     case Allocator::HandOff:
@@ -327,12 +319,6 @@ static Kernels kernelsFor(Allocator a)
     switch (a) {
     case Allocator::Malloc:
         return kernelsOf<MallocPolicy<Size>>();
-    case Allocator::SingleThreaded:
-        return kernelsOf<PoolPolicy<Size, QPoolThreadModel::SingleThreaded>>();
-    case Allocator::SharedPool:
-        return kernelsOf<PoolPolicy<Size, QPoolThreadModel::SharedPool>>();
-    case Allocator::MultiPool:
-        return kernelsOf<PoolPolicy<Size, QPoolThreadModel::MultiPool>>();
     case Allocator::MultiThreaded:
         return kernelsOf<PoolPolicy<Size, QPoolThreadModel::MultiThreaded>>();
     case Allocator::HandOff:
@@ -554,8 +540,7 @@ double tst_BenchPoolAllocator::nsPerPair(const Key &key, Allocator a, qsizetype 
 
 void tst_BenchPoolAllocator::singleThread_data()
 {
-    addRows({ Allocator::Malloc, Allocator::SingleThreaded, Allocator::SharedPool,
-              Allocator::MultiPool, Allocator::MultiThreaded });
+    addRows({ Allocator::Malloc, Allocator::MultiThreaded });
 }
 
 void tst_BenchPoolAllocator::singleThread()
@@ -587,7 +572,7 @@ void tst_BenchPoolAllocator::threadPerCpu_data()
 {
     if (underCallgrind())
         QSKIP("wall-clock rows of several threads; run singleThread under -callgrind");
-    addRows({ Allocator::Malloc, Allocator::MultiPool, Allocator::MultiThreaded });
+    addRows({ Allocator::Malloc, Allocator::MultiThreaded });
 }
 
 void tst_BenchPoolAllocator::threadPerCpu()

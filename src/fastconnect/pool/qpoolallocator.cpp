@@ -57,42 +57,31 @@ QT_BEGIN_NAMESPACE
     pop and push. An arena whose stack is empty first takes the chunks that other threads freed
     into its \e backlog, then carves a new chunk from its newest page, then takes a page.
 
-    \section1 Thread models
+    \section1 Arenas and threads
 
-    The \c Model parameter selects how arenas relate to threads. The choice is made at compile
-    time: the allocation and free paths contain only the code of their model.
+    Each thread has its own arena. A chunk freed by its own thread goes back onto that thread's
+    stack, with no lock and no atomic operation; a chunk freed by another thread is pushed onto
+    the owning arena's backlog with a lock-free compare-and-swap, and the owner takes its whole
+    backlog with one atomic exchange when its stack runs dry. The \c Model parameter has one
+    value, QPoolThreadModel::MultiThreaded, the default. (The first release also had
+    single-threaded, locked and same-thread-only models. Measured beside glibc's \c malloc and
+    mimalloc, the locked one was slower than \c malloc, and the other two gained under half a
+    nanosecond per allocation and free over MultiThreaded, which is about twice as fast as
+    mimalloc already: they were removed.)
 
-    \list
-    \li \l{QPoolThreadModel}{SingleThreaded}: one arena, no locks. All calls must come from
-        one thread at a time.
-    \li \l{QPoolThreadModel}{SharedPool}: one arena shared by all threads, with two locks:
-        allocations pop under the stack lock; frees push onto the backlog under the backlog
-        lock, and an allocation that finds the stack empty takes the whole backlog. Allocating
-        and freeing threads do not wait for each other.
-    \li \l{QPoolThreadModel}{MultiPool}: one arena per thread, no locks and no atomic
-        operations. A chunk must be freed by the thread that allocated it (debug builds assert
-        this).
-    \li \l{QPoolThreadModel}{MultiThreaded}, the default: one arena per thread. A chunk freed
-        by its own thread goes back onto that thread's stack; a chunk freed by another thread
-        is pushed onto the owning arena's backlog with a lock-free compare-and-swap, and the
-        owner takes its whole backlog with one atomic exchange when its stack runs dry.
-    \endlist
+    A thread gets its arena at its first allocation. When the thread exits, an arena with no
+    chunk out is destroyed and its pages are returned; an arena with chunks still out (held by
+    other threads, or leaked) is \e orphaned: kept, its chunks still freeable from any thread,
+    and adopted by the next thread of the same pool that needs an arena. A thread allocating
+    after its arena was released (from a \c thread_local destructor that runs later) is served
+    from an orphaned or new arena, which is orphaned again at once.
 
-    With MultiPool and MultiThreaded, a thread gets its arena at its first allocation. When the
-    thread exits, an arena with no chunk out is destroyed and its pages are returned; an arena
-    with chunks still out (held by other threads, or leaked) is \e orphaned: kept, its chunks
-    still freeable from any thread (MultiThreaded), and adopted by the next thread of the same
-    pool that needs an arena. A thread allocating after its arena was released (from a
-    \c thread_local destructor that runs later) is served from an orphaned or new arena, which
-    is orphaned again at once.
-
-    A thread started by QThread releases its MultiThreaded arenas earlier, when Qt finishes the
-    thread (with its QThreadStorage data, after the QThread::finished() signal), so that they are
-    destroyed or orphaned when QThread::wait() returns: with Qt 6.4 on Unix, wait() returns
-    before the thread runs its \c thread_local destructors. Its MultiPool arenas, whose chunks
-    only it may free, are released at its exit. To tell a QThread from other threads, a thread's
-    first allocation creates Qt's per-thread data for a thread that has none (as a QObject
-    created in it would), once Qt knows its main thread.
+    A thread started by QThread releases its arenas earlier, when Qt finishes the thread (with
+    its QThreadStorage data, after the QThread::finished() signal), so that they are destroyed or
+    orphaned when QThread::wait() returns: with Qt 6.4 on Unix, wait() returns before the thread
+    runs its \c thread_local destructors. To tell a QThread from other threads, a thread's first
+    allocation creates Qt's per-thread data for a thread that has none (as a QObject created in
+    it would), once Qt knows its main thread.
 
     \section1 Returning memory
 
@@ -154,12 +143,9 @@ QT_BEGIN_NAMESPACE
     \enum QPoolThreadModel
     \relates QPoolAllocator
 
-    Selects how a QPoolAllocator's arenas relate to threads.
+    How a QPoolAllocator's arenas relate to threads. One value is left (see
+    \l{QPoolAllocator#Arenas and threads}{Arenas and threads}).
 
-    \value SingleThreaded   One arena, no locks; one thread at a time.
-    \value SharedPool       One arena for all threads, a stack lock and a backlog lock.
-    \value MultiPool        An arena per thread; chunks are freed by the thread that allocated
-                            them.
     \value MultiThreaded    An arena per thread; any thread may free any chunk. The default.
 */
 
@@ -191,8 +177,7 @@ QT_BEGIN_NAMESPACE
     calls qBadAlloc(), like \c{::operator new}.
 
     Takes O(1) time; about a dozen instructions when the calling thread's arena has a free
-    chunk. With SingleThreaded, only one thread may call it at a time (together with
-    deallocate()); with the other models any thread may.
+    chunk. Any thread may call it.
 
     A \a size larger than chunkSize is a programming error: it asserts in debug builds; release
     builds return a block from \c{::operator new} and count it (see fallbackCount()). Under
@@ -207,10 +192,8 @@ QT_BEGIN_NAMESPACE
     Frees the chunk \a p, which allocate() returned for a request of \a size bytes (the same
     size; by default chunkSize). A null \a p does nothing. Takes O(1) time.
 
-    Which thread may call it depends on the model: SingleThreaded, the thread using the pool;
-    MultiPool, the thread that allocated \a p (debug builds assert it); SharedPool and
-    MultiThreaded, any thread. With MultiThreaded a free from another thread costs one
-    compare-and-swap on the owning arena's backlog.
+    Any thread may call it: a free from another thread than the one that allocated \a p costs
+    one compare-and-swap on the owning arena's backlog.
 
     Freeing a chunk twice is undefined behavior; debug and AddressSanitizer builds detect a
     chunk freed again before it was handed out again, and abort with qFatal(). A pointer that
@@ -241,14 +224,12 @@ QT_BEGIN_NAMESPACE
     Returns this pool's pages that have no chunk out, and destroys orphaned arenas that have
     no chunk out any more. Takes time proportional to the free chunks and pages it looks at.
 
-    With SingleThreaded and SharedPool it trims the one arena (SharedPool under its stack
-    lock, so any thread may call it). With MultiPool and MultiThreaded it trims the calling
-    thread's own arena and every orphaned arena of the pool; other threads' arenas are theirs
+    It trims the calling thread's own arena and every orphaned arena of the pool; other threads' arenas are theirs
     to trim. Chunks that other threads freed into the caller's arena count as back once this
     call has adopted them.
 
     The arenas of a thread that was joined (\c{std::thread::join()}) or waited for
-    (QThread::wait(), MultiThreaded arenas) are orphaned or destroyed already: once every chunk
+    (QThread::wait()) are orphaned or destroyed already: once every chunk
     of theirs is back, trim() destroys them, and stats() no longer counts them.
 
     Returned pages are kept for reuse by any pool; their memory, and that of the pages which
@@ -353,6 +334,13 @@ QPoolControl *controlOf(QPoolHandle *pool)
     // [P24 get] acquire: pairs with the release store below, so the control is seen constructed.
     if (QPoolControl *control = pool->control.load(std::memory_order_acquire))
         return control;
+    if (Q_UNLIKELY(pool->model != QPoolThreadModel::MultiThreaded)) {
+        // A binary built against 0.9.0, which also had SingleThreaded (0), SharedPool (1) and
+        // MultiPool (2).
+        qFatal("QPoolAllocator: thread model %d was removed after QtFastConnect 0.9.0 (only"
+               " MultiThreaded is left): rebuild against this release",
+               int(pool->model));
+    }
     controlCreationLock.lock();
     // relaxed: the lock orders it against the store of another creator.
     QPoolControl *control = pool->control.load(std::memory_order_relaxed);
@@ -552,33 +540,25 @@ struct ThreadArenas
     };
     QVarLengthArray<Entry, 8> entries;
 
-    // At the thread's exit, releases every arena; when Qt finishes a QThread, all but the
-    // MultiPool ones, whose chunks only this thread may free (a later thread_local destructor
-    // may still free some).
-    void release(bool atExit)
+    // Releases every arena: at the thread's exit, or earlier when Qt finishes a QThread.
+    void release()
     {
         tlArenasReleased = true;
-        qsizetype kept = 0;
-        for (qsizetype i = 0; i < entries.size(); ++i) {
-            const Entry e = entries[i];
-            if (!atExit && e.control->model == QPoolThreadModel::MultiPool) {
-                entries[kept++] = e;
-                continue;
-            }
-            // From now on this thread's frees of these chunks go to the backlog (MultiThreaded).
+        for (const Entry &e : std::as_const(entries)) {
+            // From now on this thread's frees of these chunks go to the backlog.
             // The pool's always-empty head sends a later allocation to qPoolAllocateSlow(). The
             // address is asked for again: under emulated TLS, the thread's storage may have
             // been freed and made anew since the first allocation (see QFunnelThreadObject).
             *(e.slotOf ? e.slotOf() : e.slot) = &e.pool->sharedArena;
             releaseArena(e.control, e.arena);
         }
-        entries.resize(kept);
+        entries.clear();
     }
 
     ~ThreadArenas()
     {
         tlReleaseAtFinish = false; // a ReleaseAtFinish that Qt destroys later does nothing
-        release(true);
+        release();
     }
 };
 using ThreadArenasOf = QFunnelThreadObject<ThreadArenas>;
@@ -596,7 +576,7 @@ struct ReleaseAtFinish
         // Qt also destroys a marker it finds left over when a QThread restarts, and an adopted
         // thread's in its exit, maybe after ~ThreadArenas, or in another thread on Windows.
         if (m_thread == &tlThreadToken && std::exchange(tlReleaseAtFinish, false))
-            ThreadArenasOf::local().release(false);
+            ThreadArenasOf::local().release();
     }
     const char *const m_thread = &tlThreadToken;
 };
@@ -647,7 +627,7 @@ QPoolChunk *QPoolArena::refill()
         void *memory = acquirePage();
         qPoolUnpoison(memory, QPoolPageHeaderSize);
         auto *page = new (memory) QPoolPageHeader;
-        page->head = m_head;
+        page->head = &m_ownHead;
         page->arena = this;
         page->control = m_control;
         page->chunkSize = chunkSize;
@@ -667,42 +647,27 @@ QPoolChunk *QPoolArena::refill()
 
 void QPoolArena::adoptBacklog() noexcept
 {
-    QPoolChunk *list = nullptr;
-    switch (m_control->model) {
-    case QPoolThreadModel::SingleThreaded:
-        return; // frees go straight to the stack
-    case QPoolThreadModel::SharedPool:
-        m_head->backlogLock.lock(); // pairs with the unlock in pushLocked()
-        // relaxed: the backlog lock orders these accesses.
-        list = m_head->backlog.load(std::memory_order_relaxed);
-        m_head->backlog.store(nullptr, std::memory_order_relaxed);
-        m_head->backlogLock.unlock();
-        break;
-    case QPoolThreadModel::MultiPool:
-    case QPoolThreadModel::MultiThreaded:
-        // relaxed: a cheap look that skips the exchange when nothing is there; a push it
-        // misses is adopted next time.
-        if (!m_head->backlog.load(std::memory_order_relaxed))
-            return;
-        // [P20 adopt] acquire: pairs with the release CAS in pushRemote(), so the links and
-        // whatever the freeing threads wrote to the chunks happen before the owner reuses them.
-        list = m_head->backlog.exchange(nullptr, std::memory_order_acquire);
-        break;
-    }
+    // relaxed: a cheap look that skips the exchange when nothing is there; a push it misses is
+    // adopted next time.
+    if (!m_ownHead.backlog.load(std::memory_order_relaxed))
+        return;
+    // [P20 adopt] acquire: pairs with the release CAS in pushRemote(), so the links and whatever
+    // the freeing threads wrote to the chunks happen before the owner reuses them.
+    QPoolChunk *list = m_ownHead.backlog.exchange(nullptr, std::memory_order_acquire);
     if (!list)
         return;
 
     // Put the list on top of the stack: as it is, if the stack is empty (refill()'s case, on
     // the allocation path), else after a walk to its tail.
-    if (!m_head->stack) {
-        m_head->stack = list;
+    if (!m_ownHead.stack) {
+        m_ownHead.stack = list;
         return;
     }
     QPoolChunk *tail = list;
     while (QPoolChunk *next = qPoolReadNext(tail))
         tail = next;
-    qPoolWriteNext(tail, m_head->stack);
-    m_head->stack = list;
+    qPoolWriteNext(tail, m_ownHead.stack);
+    m_ownHead.stack = list;
 }
 
 void QPoolArena::countUse() noexcept
@@ -712,7 +677,7 @@ void QPoolArena::countUse() noexcept
         page->used = page->chunkCount;
     if (m_bump != m_bumpEnd)
         qPoolPageOf(m_bump)->used -= quint32((m_bumpEnd - m_bump) / m_control->chunkSize);
-    for (QPoolChunk *c = m_head->stack; c; c = qPoolReadNext(c))
+    for (QPoolChunk *c = m_ownHead.stack; c; c = qPoolReadNext(c))
         --qPoolPageOf(c)->used;
 }
 
@@ -741,7 +706,7 @@ qint64 QPoolArena::trim(PageFate fate) noexcept
     // Drop the free pages' chunks from the stack, keeping the order of the others.
     QPoolChunk *head = nullptr;
     QPoolChunk *last = nullptr;
-    for (QPoolChunk *c = m_head->stack; c;) {
+    for (QPoolChunk *c = m_ownHead.stack; c;) {
         QPoolChunk *next = qPoolReadNext(c);
         if (qPoolPageOf(c)->used) {
             if (last)
@@ -754,7 +719,7 @@ qint64 QPoolArena::trim(PageFate fate) noexcept
     }
     if (last)
         qPoolWriteNext(last, nullptr);
-    m_head->stack = head;
+    m_ownHead.stack = head;
     if (m_bump != m_bumpEnd && !qPoolPageOf(m_bump)->used)
         m_bump = m_bumpEnd = nullptr;
 
@@ -805,7 +770,9 @@ QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot)
 
 QPoolChunk *qPoolRefillShared(QPoolHandle *pool)
 {
-    return controlOf(pool)->sharedArena.refill();
+    controlOf(pool); // refuses the pool: no model of this release calls this
+    Q_UNREACHABLE();
+    return nullptr;
 }
 
 void *qPoolAllocateOversized(QPoolHandle *pool, std::size_t size)
@@ -850,20 +817,7 @@ void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept
     QPoolControl *control = pool->control.load(std::memory_order_acquire);
     if (!control)
         return;
-    switch (control->model) {
-    case QPoolThreadModel::SingleThreaded:
-        control->sharedArena.trim(QPoolArena::ReturnToSystem);
-        break;
-    case QPoolThreadModel::SharedPool:
-        pool->sharedArena.stackLock.lock(); // the owner side of the shared arena
-        control->sharedArena.trim(QPoolArena::ReturnToSystem);
-        pool->sharedArena.stackLock.unlock();
-        break;
-    case QPoolThreadModel::MultiPool:
-    case QPoolThreadModel::MultiThreaded:
-        trimThreadArenas(pool, control, slot);
-        break;
-    }
+    trimThreadArenas(pool, control, slot);
     // Also the pages that waiting threads left resident for other arenas: an explicit trim
     // gives memory back.
     discardResidentPages();
@@ -899,8 +853,8 @@ QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept
 
 bool qPoolIsCurrentThreadArena(const QPoolArenaHead *arena) noexcept
 {
-    // A shared arena's head is never the first member of its QPoolArena: only per-thread arenas
-    // reach here (MultiPool).
+    // Only a binary built against 0.9.0 would call this (MultiPool, debug builds), and controlOf()
+    // refuses such a pool before it hands out a chunk: not reached.
     return QPoolArena::fromOwnHead(const_cast<QPoolArenaHead *>(arena))->m_owner == &tlThreadToken;
 }
 

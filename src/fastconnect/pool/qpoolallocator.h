@@ -5,7 +5,6 @@
 #define QPOOLALLOCATOR_H
 
 #include <QtFastConnect/qfastconnectglobal.h>
-#include <QtCore/qmutex.h>
 
 #include <atomic>
 #include <cstddef>
@@ -24,11 +23,12 @@
 
 QT_BEGIN_NAMESPACE
 
+// One model is left. Its value is part of the ABI (it is in the mangled name of every
+// QPoolAllocator<N> and in each QPoolHandle); 0 to 2 were the models that 0.9.0 also had
+// (SingleThreaded, SharedPool, MultiPool), which the library refuses (qFatal()) at a pool's
+// first use by a binary built against that release.
 enum class QPoolThreadModel : quint8 {
-    SingleThreaded,
-    SharedPool,
-    MultiPool,
-    MultiThreaded,
+    MultiThreaded = 3,
 };
 
 struct QPoolAllocatorStats
@@ -117,9 +117,8 @@ inline void qPoolWriteNext(QPoolChunk *c, QPoolChunk *next) noexcept
 }
 
 // The part of an arena that the inline paths use: its free-chunk stack and the backlog that
-// other threads free into. The arena's owner side (stack) belongs to its thread (MultiPool,
-// MultiThreaded), to the holder of stackLock (SharedPool) or to the one thread using the pool
-// (SingleThreaded); ownership passes between threads only through locks.
+// other threads free into. The arena's owner side (stack) belongs to its thread; ownership
+// passes between threads only through locks (an orphaned arena's, see qpoolallocator_p.h).
 struct QPoolArenaHead
 {
     // Owner: O(1). Null when the stack is empty.
@@ -140,7 +139,7 @@ struct QPoolArenaHead
         stack = c;
     }
 
-    // Any thread, MultiThreaded: lock-free LIFO push onto the backlog. No ABA problem: the only
+    // Any thread: lock-free LIFO push onto the backlog. No ABA problem: the only
     // other operation on the backlog is taking the whole list (the library's adoptBacklog()).
     void pushRemote(QPoolChunk *c) noexcept
     {
@@ -155,22 +154,12 @@ struct QPoolArenaHead
                                                 std::memory_order_relaxed));
     }
 
-    // Any thread, SharedPool: push onto the backlog under the backlog lock.
-    void pushLocked(QPoolChunk *c) noexcept
-    {
-        backlogLock.lock(); // pairs with the unlock in adoptBacklog() and other pushes
-        // relaxed: the backlog lock orders these accesses.
-        qPoolWriteNext(c, backlog.load(std::memory_order_relaxed));
-        backlog.store(c, std::memory_order_relaxed);
-        backlogLock.unlock();
-    }
-
     // Owner side; cache line 0.
     QPoolChunk *stack = nullptr; // free chunks, LIFO, linked in place
-    QBasicMutex stackLock; // SharedPool: held around pop() and qPoolRefillShared()
     // Written by freeing threads; cache line 1, so that they do not contend with the owner.
+    // (0.9.0 also had a lock after each of the two, for SharedPool: the offsets and the size,
+    // 128 bytes, are unchanged without them.)
     alignas(64) std::atomic<QPoolChunk *> backlog { nullptr };
-    QBasicMutex backlogLock; // SharedPool: held around every backlog access
 };
 
 // One per QPoolAllocator<N, Model> in each shared object that instantiates it: constant-
@@ -184,10 +173,10 @@ struct QPoolHandle
         : chunkSize(quint32(size)), model(threadModel)
     {}
 
-    // SingleThreaded and SharedPool: the head of the one arena. MultiPool and MultiThreaded:
-    // a head that stays empty (never pushed to), the value of each thread's arena pointer until
+    // A head that stays empty (never pushed to), the value of each thread's arena pointer until
     // its first allocation and after its exit, so that the inline path tests for no arena and
-    // for an empty stack at once.
+    // for an empty stack at once. (In 0.9.0 also the one arena of a SingleThreaded or
+    // SharedPool pool: hence its name.)
     QPoolArenaHead sharedArena;
     // Null until the library creates it; never destroyed.
     std::atomic<QPoolControl *> control { nullptr };
@@ -202,7 +191,7 @@ inline QPoolArenaHead *qPoolArenaOf(const void *chunk) noexcept
                                                       & ~quintptr(QPoolPageSize - 1));
 }
 
-// MultiPool and MultiThreaded: the stack of this thread's arena of the pool, *slot, is empty,
+// The stack of this thread's arena of the pool, *slot, is empty,
 // or *slot is &pool->sharedArena (no arena yet). Sets *slot on the thread's first allocation.
 // Never null (qBadAlloc() when no page can be mapped). slotOf returns &slot's thread_local in
 // the calling thread: at thread exit the arena is released through a fresh address, because
@@ -212,13 +201,13 @@ inline QPoolArenaHead *qPoolArenaOf(const void *chunk) noexcept
 using QPoolSlotOf = QPoolArenaHead **(*)() noexcept;
 Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolSlotOf slotOf);
 Q_FASTCONNECT_EXPORT QPoolChunk *qPoolAllocateSlow(QPoolHandle *pool, QPoolArenaHead **slot);
-// SingleThreaded and SharedPool: the shared arena's stack is empty (SharedPool: with its
-// stackLock held). Never null.
+// Binaries built against 0.9.0 only (its SingleThreaded and SharedPool models): qFatal().
 Q_FASTCONNECT_EXPORT QPoolChunk *qPoolRefillShared(QPoolHandle *pool);
 Q_FASTCONNECT_EXPORT void *qPoolAllocateOversized(QPoolHandle *pool, std::size_t size);
 Q_FASTCONNECT_EXPORT void qPoolTrim(QPoolHandle *pool, QPoolArenaHead **slot) noexcept;
 Q_FASTCONNECT_EXPORT QPoolAllocatorStats qPoolStats(QPoolHandle *pool) noexcept;
-// Debug builds, MultiPool: whether arena is the calling thread's.
+// Binaries built against 0.9.0 only (debug builds, its MultiPool model): whether arena is the
+// calling thread's.
 Q_FASTCONNECT_EXPORT bool qPoolIsCurrentThreadArena(const QPoolArenaHead *arena) noexcept;
 Q_NORETURN Q_DECL_COLD_FUNCTION Q_FASTCONNECT_EXPORT void qPoolDoubleFree(const void *chunk);
 
@@ -273,23 +262,9 @@ public:
         if (Q_UNLIKELY(size > chunkSize))
             return qPoolAllocateOversized(&s_pool, size);
 
-        QPoolChunk *c;
-        if constexpr (Model == QPoolThreadModel::SingleThreaded) {
-            c = s_pool.sharedArena.pop();
-            if (Q_UNLIKELY(!c))
-                c = qPoolRefillShared(&s_pool);
-        } else if constexpr (Model == QPoolThreadModel::SharedPool) {
-            QPoolArenaHead &arena = s_pool.sharedArena;
-            arena.stackLock.lock(); // hands the owner side from the previous holder
-            c = arena.pop();
-            if (Q_UNLIKELY(!c))
-                c = qPoolRefillShared(&s_pool); // takes backlogLock inside
-            arena.stackLock.unlock();
-        } else {
-            c = s_arena->pop();
-            if (Q_UNLIKELY(!c))
-                c = qPoolAllocateSlow(&s_pool, &arenaSlot);
-        }
+        QPoolChunk *c = s_arena->pop();
+        if (Q_UNLIKELY(!c))
+            c = qPoolAllocateSlow(&s_pool, &arenaSlot);
         return qPoolHandOut(c, size, chunkSize);
     }
 
@@ -305,21 +280,11 @@ public:
 
         QPoolChunk *c = qPoolTakeBack(p, chunkSize);
         QPoolArenaHead *arena = qPoolArenaOf(c);
-        if constexpr (Model == QPoolThreadModel::SingleThreaded) {
+        // The arena of the page is this thread's own (the usual case) or another's.
+        if (Q_LIKELY(arena == s_arena))
             arena->push(c);
-        } else if constexpr (Model == QPoolThreadModel::SharedPool) {
-            arena->pushLocked(c);
-        } else if constexpr (Model == QPoolThreadModel::MultiPool) {
-            Q_ASSERT_X(qPoolIsCurrentThreadArena(arena), "QPoolAllocator::deallocate",
-                       "a MultiPool chunk must be freed by the thread that allocated it");
-            arena->push(c);
-        } else {
-            // The arena of the page is this thread's own (the usual case) or another's.
-            if (Q_LIKELY(arena == s_arena))
-                arena->push(c);
-            else
-                arena->pushRemote(c);
-        }
+        else
+            arena->pushRemote(c);
     }
 
     static quint64 fallbackCount() noexcept { return stats().fallbackCount; }
@@ -329,19 +294,11 @@ public:
         return QtFastConnectPrivate::qPoolStats(&s_pool);
     }
 
-    static void trim() noexcept
-    {
-        if constexpr (Model == QPoolThreadModel::MultiPool
-                      || Model == QPoolThreadModel::MultiThreaded) {
-            QtFastConnectPrivate::qPoolTrim(&s_pool, &s_arena);
-        } else {
-            QtFastConnectPrivate::qPoolTrim(&s_pool, nullptr);
-        }
-    }
+    static void trim() noexcept { QtFastConnectPrivate::qPoolTrim(&s_pool, &s_arena); }
 
 private:
     static inline QtFastConnectPrivate::QPoolHandle s_pool { chunkSize, Model };
-    // MultiPool and MultiThreaded: this thread's arena; &s_pool.sharedArena (always empty)
+    // This thread's arena; &s_pool.sharedArena (always empty)
     // until its first allocation and again after it exited. Constant-initialized and trivially
     // destructible, so it needs no TLS guard or wrapper. The default TLS model, not initial-exec:
     // see the top of QtFastConnectPrivate above.

@@ -16,6 +16,7 @@
 //
 
 #include <QtFastConnect/qpoolallocator.h>
+#include <QtCore/qmutex.h>
 
 #include <cstddef>
 
@@ -55,35 +56,28 @@ inline QPoolPageHeader *qPoolPageOf(const void *chunk) noexcept
 // One free-chunk stack (its head, which inline code uses) and the pages it carves chunks from.
 //
 // Owner-side state (the head's stack, m_bump*, m_pages, the pages' used counts) belongs to the
-// arena's owner: its thread (MultiPool, MultiThreaded), the holder of the head's stackLock
-// (SharedPool), the one thread using the pool (SingleThreaded), or, while the arena is orphaned,
-// the holder of its pool's orphan lock. Ownership passes between threads only through those
-// locks.
+// arena's owner: its thread, or, while the arena is orphaned, the holder of its pool's orphan
+// lock. Ownership passes between threads only through that lock.
 class QPoolArena
 {
     Q_DISABLE_COPY_MOVE(QPoolArena)
 public:
-    // A per-thread arena: its head is its own.
-    explicit QPoolArena(QPoolControl *control) noexcept : m_head(&m_ownHead), m_control(control) {}
-    // The shared arena of a SingleThreaded or SharedPool pool: its head is the pool handle's.
-    QPoolArena(QPoolControl *control, QPoolArenaHead *head) noexcept
-        : m_head(head), m_control(control)
-    {}
+    explicit QPoolArena(QPoolControl *control) noexcept : m_control(control) {}
 
-    // The per-thread arena whose head is head (not for a shared arena).
+    // The arena whose head is head.
     static QPoolArena *fromOwnHead(QPoolArenaHead *head) noexcept
     {
         // m_ownHead is the first member of this standard-layout class.
         return reinterpret_cast<QPoolArena *>(head);
     }
 
-    QPoolArenaHead *head() const noexcept { return m_head; }
-    QPoolChunk *pop() noexcept { return m_head->pop(); }
+    QPoolArenaHead *head() noexcept { return &m_ownHead; }
+    QPoolChunk *pop() noexcept { return m_ownHead.pop(); }
 
     // Owner: adopts the backlog, else carves a chunk from the newest page, else takes a new
     // page. Never null (qBadAlloc() when no page can be mapped).
     QPoolChunk *refill();
-    // Owner: moves the whole backlog onto the stack (one exchange or one locked swap).
+    // Owner: moves the whole backlog onto the stack (one exchange).
     void adoptBacklog() noexcept;
     // Owner: true when no chunk is out or in the backlog (after adoptBacklog()).
     bool isEmpty() noexcept;
@@ -96,13 +90,12 @@ public:
     // Owner: sets every page's used count (off the hot path: O(pages + free chunks)).
     void countUse() noexcept;
 
-    QPoolArenaHead m_ownHead; // first: see fromOwnHead(); unused in a shared arena
-    QPoolArenaHead *const m_head;
+    QPoolArenaHead m_ownHead; // first: see fromOwnHead()
     char *m_bump = nullptr; // uncarved rest of the newest page
     char *m_bumpEnd = nullptr;
     QPoolPageHeader *m_pages = nullptr; // every page of this arena
     QPoolControl *const m_control;
-    const void *m_owner = nullptr; // the owning thread's token; null if orphaned or shared
+    const void *m_owner = nullptr; // the owning thread's token; null if orphaned
     QPoolArena *m_nextOrphan = nullptr; // protected by the pool's orphan lock
 };
 
@@ -112,28 +105,23 @@ struct QPoolControl
 {
     Q_DISABLE_COPY_MOVE(QPoolControl)
 
-    explicit QPoolControl(QPoolHandle *pool) noexcept
-        : chunkSize(pool->chunkSize), model(pool->model), sharedArena(this, &pool->sharedArena)
-    {}
+    explicit QPoolControl(QPoolHandle *pool) noexcept : chunkSize(pool->chunkSize) {}
 
     const quint32 chunkSize;
-    const QPoolThreadModel model;
     // Statistics; relaxed atomics, they order nothing.
     std::atomic<quint64> fallbacks { 0 };
     std::atomic<qint64> pagesInUse { 0 };
     std::atomic<qint64> pagesReturned { 0 };
     std::atomic<qint64> arenas { 0 };
     std::atomic<qint64> orphanCount { 0 }; // changed under orphanLock
-    // MultiPool and MultiThreaded: arenas whose thread exited with chunks out, waiting for a
+    // Arenas whose thread exited with chunks out, waiting for a
     // thread that needs an arena. Touched at thread start and exit and by trim() only.
     QBasicMutex orphanLock;
     QPoolArena *orphans = nullptr; // protected by orphanLock
-    // SingleThreaded and SharedPool: the one arena, whose head is the pool handle's.
-    QPoolArena sharedArena;
 };
 
 // Returns to the process's page cache every page that no chunk of the calling thread's arenas
-// (MultiPool and MultiThreaded pools) occupies, kept resident for the next arena that needs a
+// occupies, kept resident for the next arena that needs a
 // page. For a thread about to wait: its peak of chunks need not stay its own while other threads
 // need pages.
 void qPoolTrimCurrentThread() noexcept;

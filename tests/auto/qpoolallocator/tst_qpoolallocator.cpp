@@ -98,24 +98,19 @@ class tst_QPoolAllocator : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void chunkGeometry();
-    void singleThreaded();
-    void sharedPool();
-    void multiPool();
     void multiThreaded();
-    void sharedPoolBacklog();
     void multiThreadedCrossThreadFree();
-    void multiPoolArenaPerThread();
+    void arenaPerThread();
     void orphanedArenaIsAdopted();
     void allocationAfterThreadExitCleanup();
     void qthreadArenasReleasedBeforeWaitReturns();
     void stressMultiThreaded();
-    void stressSharedPool();
     void pageReuseAndReturn();
     void fallbackForOversizedRequests();
     void sizeClasses();
     void addressSanitizer();
     void doubleFreeIsFatal();
-    void multiPoolForeignFreeAsserts();
+    void removedThreadModelIsFatal();
     void oversizedRequestAsserts();
 
 private:
@@ -137,8 +132,6 @@ void tst_QPoolAllocator::chunkGeometry()
     QCOMPARE((QPoolAllocator<128>::chunksPerPage), std::size_t(31));
     QCOMPARE((QPoolAllocator<256>::chunksPerPage), std::size_t(15));
     QCOMPARE((QPoolAllocator<3968>::chunksPerPage), std::size_t(1));
-    QCOMPARE((QPoolAllocator<64, QPoolThreadModel::SharedPool>::threadModel),
-             QPoolThreadModel::SharedPool);
     QCOMPARE(QPoolAllocator<64>::threadModel, QPoolThreadModel::MultiThreaded);
 }
 
@@ -189,21 +182,6 @@ void tst_QPoolAllocator::checkAllocateFreeReuse()
         Pool::deallocate(p); // the default size is the chunk size
 }
 
-void tst_QPoolAllocator::singleThreaded()
-{
-    checkAllocateFreeReuse<QPoolAllocator<48, QPoolThreadModel::SingleThreaded>>();
-}
-
-void tst_QPoolAllocator::sharedPool()
-{
-    checkAllocateFreeReuse<QPoolAllocator<80, QPoolThreadModel::SharedPool>>();
-}
-
-void tst_QPoolAllocator::multiPool()
-{
-    checkAllocateFreeReuse<QPoolAllocator<112, QPoolThreadModel::MultiPool>>();
-}
-
 void tst_QPoolAllocator::multiThreaded()
 {
     using Pool = QPoolAllocator<160, QPoolThreadModel::MultiThreaded>;
@@ -211,33 +189,6 @@ void tst_QPoolAllocator::multiThreaded()
     if (QTest::currentTestFailed())
         return;
     QCOMPARE(Pool::stats().arenas, 1); // the main thread's
-}
-
-// SharedPool: frees from another thread go to the backlog; an allocation that finds the stack
-// empty takes them all.
-void tst_QPoolAllocator::sharedPoolBacklog()
-{
-    using Pool = QPoolAllocator<176, QPoolThreadModel::SharedPool>;
-    const std::size_t count = 2 * Pool::chunksPerPage; // exactly two pages: nothing uncarved
-    std::vector<void *> chunks;
-    for (std::size_t i = 0; i < count; ++i)
-        chunks.push_back(Pool::allocate());
-    const std::set<void *> first(chunks.begin(), chunks.end());
-    QCOMPARE(first.size(), count);
-
-    std::thread freer([&] {
-        for (void *p : chunks)
-            Pool::deallocate(p);
-    });
-    freer.join();
-
-    std::set<void *> second;
-    for (std::size_t i = 0; i < count; ++i)
-        second.insert(Pool::allocate());
-    QVERIFY(second == first);
-    QCOMPARE(Pool::stats().pagesInUse, 2);
-    for (void *p : second)
-        Pool::deallocate(p);
 }
 
 // MultiThreaded: chunks allocated by one thread and freed by another land in the owner's
@@ -277,9 +228,9 @@ void tst_QPoolAllocator::multiThreadedCrossThreadFree()
         Pool::deallocate(p);
 }
 
-void tst_QPoolAllocator::multiPoolArenaPerThread()
+void tst_QPoolAllocator::arenaPerThread()
 {
-    using Pool = QPoolAllocator<208, QPoolThreadModel::MultiPool>;
+    using Pool = QPoolAllocator<208>;
     const std::size_t count = Pool::chunksPerPage + 3;
     std::mutex lock;
     std::condition_variable cv;
@@ -619,11 +570,6 @@ void tst_QPoolAllocator::stressMultiThreaded()
     stress<QPoolAllocator<72, QPoolThreadModel::MultiThreaded>>(4, 1000000);
 }
 
-void tst_QPoolAllocator::stressSharedPool()
-{
-    stress<QPoolAllocator<88, QPoolThreadModel::SharedPool>>(4, 1000000);
-}
-
 void tst_QPoolAllocator::pageReuseAndReturn()
 {
     using Pool = QPoolAllocator<224>;
@@ -707,9 +653,6 @@ void tst_QPoolAllocator::fallbackForOversizedRequests()
 #ifndef QT_NO_DEBUG
     QSKIP("An oversized request asserts in debug builds");
 #else
-    QVERIFY((oversizedRoundTrip<QPoolAllocator<24, QPoolThreadModel::SingleThreaded>>()));
-    QVERIFY((oversizedRoundTrip<QPoolAllocator<24, QPoolThreadModel::SharedPool>>()));
-    QVERIFY((oversizedRoundTrip<QPoolAllocator<24, QPoolThreadModel::MultiPool>>()));
     QVERIFY((oversizedRoundTrip<QPoolAllocator<24, QPoolThreadModel::MultiThreaded>>()));
     // A request of exactly the chunk size is not a fallback.
     using Pool = QPoolAllocator<24>;
@@ -845,16 +788,14 @@ void tst_QPoolAllocator::doubleFreeIsFatal()
 #endif
 }
 
-void tst_QPoolAllocator::multiPoolForeignFreeAsserts()
+// A binary built against 0.9.0 may instantiate a model this release no longer has (0 to 2): the
+// library refuses the pool at its first use, in every build.
+void tst_QPoolAllocator::removedThreadModelIsFatal()
 {
-#ifdef QT_NO_DEBUG
-    QSKIP("The owner of a MultiPool chunk is checked in debug builds only");
-#else
-    const ChildResult r = runChild("multipool-foreign-free");
+    const ChildResult r = runChild("removed-model");
     QVERIFY2(r.crashed || r.exitCode != 0, r.stderrOutput.constData());
-    QVERIFY2(r.stderrOutput.contains("must be freed by the thread that allocated it"),
+    QVERIFY2(r.stderrOutput.contains("thread model 1 was removed after QtFastConnect 0.9.0"),
              r.stderrOutput.constData());
-#endif
 }
 
 void tst_QPoolAllocator::oversizedRequestAsserts()
@@ -881,11 +822,11 @@ static int childMain(const QByteArray &scenario)
         Pool::deallocate(keep);
         return 0; // not reached in a checking build
     }
-    if (scenario == "multipool-foreign-free") {
-        using Pool = QPoolAllocator<48, QPoolThreadModel::MultiPool>;
-        void *p = Pool::allocate();
-        std::thread([p] { Pool::deallocate(p); }).join();
-        return 0; // not reached in a debug build
+    if (scenario == "removed-model") {
+        // What 0.9.0's inline QPoolAllocator<64, SharedPool> did on its first allocation.
+        static QtFastConnectPrivate::QPoolHandle handle(64, QPoolThreadModel(1));
+        QtFastConnectPrivate::qPoolRefillShared(&handle);
+        return 0; // not reached
     }
     if (scenario == "oversized") {
         using Pool = QPoolAllocator<48>;
