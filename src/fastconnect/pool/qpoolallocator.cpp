@@ -143,8 +143,7 @@ QT_BEGIN_NAMESPACE
     \enum QPoolThreadModel
     \relates QPoolAllocator
 
-    How a QPoolAllocator's arenas relate to threads. One value is left (see
-    \l{QPoolAllocator#Arenas and threads}{Arenas and threads}).
+    How a QPoolAllocator's arenas relate to threads. One value is left (see \l{Arenas and threads}).
 
     \value MultiThreaded    An arena per thread; any thread may free any chunk. The default.
 */
@@ -224,13 +223,13 @@ QT_BEGIN_NAMESPACE
     Returns this pool's pages that have no chunk out, and destroys orphaned arenas that have
     no chunk out any more. Takes time proportional to the free chunks and pages it looks at.
 
-    It trims the calling thread's own arena and every orphaned arena of the pool; other threads' arenas are theirs
-    to trim. Chunks that other threads freed into the caller's arena count as back once this
-    call has adopted them.
+    It trims the calling thread's own arena and every orphaned arena of the pool; other
+    threads' arenas are theirs to trim. Chunks that other threads freed into the caller's arena
+    count as back once this call has adopted them.
 
     The arenas of a thread that was joined (\c{std::thread::join()}) or waited for
-    (QThread::wait()) are orphaned or destroyed already: once every chunk
-    of theirs is back, trim() destroys them, and stats() no longer counts them.
+    (QThread::wait()) are orphaned or destroyed already: once every chunk of theirs is back,
+    trim() destroys them, and stats() no longer counts them.
 
     Returned pages are kept for reuse by any pool; their memory, and that of the pages which
     threads waiting in a QFunnel left resident, is released to the system where the page size
