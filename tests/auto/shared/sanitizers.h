@@ -24,6 +24,12 @@
 #endif
 #endif
 
+// The annotations (__tsan_acquire(), __tsan_release()) tests use to show ThreadSanitizer what
+// Qt orders: declared here, not left to whatever a Qt header happens to include.
+#ifdef QFC_THREAD_SANITIZED
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace QfcTest {
 #ifdef QFC_SANITIZED
 inline constexpr bool Sanitized = true;
