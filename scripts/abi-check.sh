@@ -24,7 +24,7 @@
 # additions with --update); 1 the ABI changed otherwise (removed or changed functions, variables
 # or types), or abidw/abidiff failed; 2 usage, or not Qt 6.4.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+caller=$PWD
 
 usage() { echo "usage: $0 [--update] [BUILD-DIR]" >&2; exit 2; }
 update=0
@@ -38,6 +38,13 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+# BUILD-DIR as the caller named it (relative to the caller's directory, or absolute); made
+# absolute before the script moves to the checkout, so that the install below stages inside it.
+if [[ -n "$build" ]]; then
+    [[ "$build" == /* ]] || build=$caller/$build
+    [[ -d "$build" ]] || { echo "abi-check: no build directory $build" >&2; exit 2; }
+fi
+cd "$(dirname "$0")/.."
 
 baseline=abi/libQt6FastConnect-qt6.4.abi
 
@@ -65,7 +72,7 @@ fi
 # (QtFastConnect/<version>/QtFastConnect/private/).
 stage=$build/abi-install
 rm -rf "$stage"
-DESTDIR=$PWD/$stage cmake --install "$build" >/dev/null
+DESTDIR=$(realpath -m "$stage") cmake --install "$build" >/dev/null
 incdir=$(find "$stage" -type d -path '*/include/*/QtFastConnect' -prune | head -n1)
 library=$(find "$stage" -name 'libQt6FastConnect.so.*.*.*' -type f | head -n1)
 if [[ -z "$incdir" || -z "$library" ]]; then
