@@ -192,8 +192,8 @@ TREE_BREAKS = {
           "        return state.fetch_or(Abandoned, std::memory_order_acq_rel) & Sealed;\n")],
         [r"qfunnelbatch_p\.h:\d+: `state\.store` \(release\) carries no end label"]),
     "tree_stale_unqualified_name": (
-        [(POOL, "held around pop() and qPoolRefillShared()",
-          "held around pop() and qPoolRefill()")],
+        [(POOL, "taking the whole list (the library's adoptBacklog())",
+          "taking the whole list (the library's qPoolRefill())")],
         [r"pool/qpoolallocator\.h:\d+: qPoolRefill\(\) is named nowhere"]),
 }
 
