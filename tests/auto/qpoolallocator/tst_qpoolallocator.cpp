@@ -8,6 +8,7 @@
 #include <QtFastConnect/private/qpoolallocator_p.h>
 #include <QtCore/qcoreapplication.h>
 #include <QtCore/qprocess.h>
+#include <QtCore/qscopeguard.h>
 #include <QtCore/qsemaphore.h>
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
@@ -398,18 +399,25 @@ void tst_QPoolAllocator::allocationAfterThreadExitCleanup()
 namespace {
 using FinishPool = QPoolAllocator<240>;
 
+// The gate's semaphores outlive the test function: the thread touches them after the test has
+// opened the gate, and Qt 6.4's wait() does not wait for that (a gate on the test's stack let
+// the thread write into the frames of the tests after it).
+QSemaphore gateReached;
+QSemaphore gateOpen;
+QSemaphore gateLeft;
+
 // Constructed after the thread's first pool allocation, so destroyed before ~ThreadArenas: holds
 // the thread in its thread_local destructors until the test lets it go.
 struct ExitGate
 {
-    QSemaphore *reached = nullptr;
-    QSemaphore *open = nullptr;
+    bool armed = false;
     ~ExitGate()
     {
-        if (!reached)
+        if (!armed)
             return;
-        reached->release();
-        open->tryAcquire(1, 10000); // never for good, should the test fail first
+        gateReached.release();
+        gateOpen.tryAcquire(1, 10000); // never for good, should the test fail first
+        gateLeft.release();
     }
 };
 thread_local ExitGate tlExitGate;
@@ -423,24 +431,30 @@ void tst_QPoolAllocator::qthreadArenasReleasedBeforeWaitReturns()
 {
     QFC_SKIP_UNLESS_THREAD_LOCAL_DESTRUCTORS_WORK();
     using KeptPool = QPoolAllocator<272>;
-    QSemaphore reached;
-    QSemaphore open;
     void *kept = nullptr;
     std::unique_ptr<QThread> t(QThread::create([&] {
         FinishPool::deallocate(FinishPool::allocate());
         kept = KeptPool::allocate();
-        tlExitGate.reached = &reached;
-        tlExitGate.open = &open;
+        tlExitGate.armed = true;
     }));
+    // The thread leaves the gate before the test returns, however it ends: it must not outlive
+    // what it uses.
+    bool opened = false;
+    const auto joinGate = qScopeGuard([&opened] {
+        if (!opened)
+            gateOpen.release();
+        gateLeft.tryAcquire(1, 20000);
+    });
     t->start();
-    QVERIFY(reached.tryAcquire(1, 10000));
+    QVERIFY(gateReached.tryAcquire(1, 10000));
     // Where Qt's wait() returns only after the thread_local destructors (newer Qt joins the
     // thread; isFinished() may already say true), it times out here: then the thread goes on,
     // and the checks come after them.
     const bool waitReturnsFirst = t->wait(2000);
     bool waited = waitReturnsFirst;
     if (!waitReturnsFirst) {
-        open.release();
+        gateOpen.release();
+        opened = true;
         waited = t->wait(10000);
     }
 
@@ -449,8 +463,6 @@ void tst_QPoolAllocator::qthreadArenasReleasedBeforeWaitReturns()
     KeptPool::deallocate(kept);
     KeptPool::trim();
     const QPoolAllocatorStats trimmed = KeptPool::stats();
-    if (waitReturnsFirst)
-        open.release(); // before any check can return: the thread exits
     QVERIFY(waited);
     qInfo("QThread::wait() returned %s the thread's thread_local destructors",
           waitReturnsFirst ? "before" : "after");
