@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunneladmission_p.h"
-#include "qfunnelinboxregistry_p.h"
 #include "qfunnelwarning_p.h"
 #include "pool/qpoolallocator_p.h"
 
@@ -15,8 +14,9 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelInboxRegistry &inboxes)
-    : m_stopped(stopped), m_inboxes(inboxes)
+QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped,
+                                   QFunnelStalledReceivers &stalled)
+    : m_stopped(stopped), m_stalled(stalled)
 {}
 
 void QFunnelAdmission::setCapacity(qsizetype calls)
@@ -176,7 +176,7 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
         // A receiver whose thread has finished or stalled may hold the room: its calls stop
         // counting against the capacity. Not under m_waitLock: giving credits back takes it.
         locker.unlock();
-        const bool released = m_inboxes.releaseStalled() > 0;
+        const bool released = m_stalled.releaseStalled() > 0;
         locker.lock();
         if (released)
             continue;

@@ -30,7 +30,20 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-class QFunnelInboxRegistry;
+// What a producer waiting for room asks of the receivers' side: that receivers whose thread does
+// not run its events give back the credits of their calls. The delivery stage implements it
+// (QFunnelInboxRegistry) and is registered with admission when the funnel is made (QFunnelCore),
+// so that admission, which owns the capacity, knows no inbox.
+class QFunnelStalledReceivers
+{
+public:
+    // Every stalled receiver's calls stop counting against the capacity; their credits come back
+    // through QFunnelAdmission::releaseCredits(). Returns how many came back.
+    virtual qsizetype releaseStalled() = 0;
+
+protected:
+    ~QFunnelStalledReceivers() = default;
+};
 
 // Admission: the funnel's capacity as credits, and what a producer does when none is left
 // (QFunnel::OverflowPolicy). A call holds one credit from capture until it ran or was dropped.
@@ -43,12 +56,12 @@ public:
     static constexpr int StallWarningMs = 5000;
 
     // How often a producer waiting for room looks for stalled receivers holding it
-    // (QFunnelInbox::releaseIfStalled()).
+    // (QFunnelStalledReceivers).
     static constexpr int StallCheckMs = 100;
 
-    // stopped: the funnel's stop flag; a waiting producer gives up once it is set. inboxes:
-    // the funnel's receivers, which a waiting producer checks for stalled ones.
-    QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelInboxRegistry &inboxes);
+    // stopped: the funnel's stop flag; a waiting producer gives up once it is set. stalled: the
+    // funnel's receivers, which a waiting producer asks for the room that stalled ones hold.
+    QFunnelAdmission(const std::atomic<bool> &stopped, QFunnelStalledReceivers &stalled);
 
     qsizetype capacity() const noexcept { return m_capacity.load(std::memory_order_relaxed); }
     // The most credits a thread reserves at a time: 1/64 of the capacity, at most 64, so that
@@ -142,7 +155,7 @@ private:
     bool isStopped() const noexcept { return m_stopped.load(std::memory_order_seq_cst); }
 
     const std::atomic<bool> &m_stopped;
-    QFunnelInboxRegistry &m_inboxes;
+    QFunnelStalledReceivers &m_stalled;
     std::atomic<qsizetype> m_capacity { QFunnel::DefaultCapacity };
     alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
     alignas(64) std::atomic<int> m_waiters { 0 };

@@ -15,6 +15,8 @@
 // We mean it.
 //
 
+#include "qfunneladmission_p.h"
+
 #include <QtFastConnect/qfastconnectglobal.h>
 #include <QtCore/qelapsedtimer.h>
 #include <QtCore/qhash.h>
@@ -35,8 +37,8 @@ class QFunnelReceiverGuard;
 
 // A funnel's inboxes, one per receiver, keyed by the receiver's guard (which lives as long as
 // any inbox holds it, so a key is never reused while its entry exists), and the delivery
-// statistics of inboxes already gone.
-class QFunnelInboxRegistry
+// statistics of inboxes already gone. Admission reaches the stalled ones through it.
+class QFunnelInboxRegistry final : public QFunnelStalledReceivers
 {
     Q_DISABLE_COPY_MOVE(QFunnelInboxRegistry)
 public:
@@ -54,7 +56,7 @@ public:
     void postBarriers();
     // A producer waits for room: every stalled receiver's calls stop counting against the
     // capacity (QFunnelInbox::releaseIfStalled()). Returns the credits given back.
-    qsizetype releaseStalled();
+    qsizetype releaseStalled() override;
     // Calls reached inbox after its receiver died, in a thread that does not drop them itself
     // (the relay, the rate-limit timer, a thread other than the receiver's last): they are
     // dropped in the receiver's last thread (QFunnelReceiverGuard::lastThread()), or the
