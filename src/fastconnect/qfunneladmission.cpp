@@ -14,6 +14,18 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+namespace {
+// The calling thread's reservation for the funnel whose lane it emitted through last, and that
+// funnel's admission (setThreadReservation()). Trivially destructible: a delivery pass in a
+// later thread_local destructor reads it safely, cleared.
+struct ThreadReservation
+{
+    const QFunnelAdmission *admission;
+    QFunnelAdmission::Reservation *reservation;
+};
+thread_local ThreadReservation tlThreadReservation = { nullptr, nullptr };
+} // namespace
+
 QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped,
                                    QFunnelStalledReceivers &stalled)
     : m_stopped(stopped), m_stalled(stalled)
@@ -46,6 +58,16 @@ void QFunnelAdmission::removeReservation(Reservation *r)
     releaseCredits(held);
 }
 
+void QFunnelAdmission::setThreadReservation(Reservation *r) noexcept
+{
+    tlThreadReservation = { this, r };
+}
+
+void QFunnelAdmission::clearThreadReservation() noexcept
+{
+    tlThreadReservation = { nullptr, nullptr };
+}
+
 bool QFunnelAdmission::reclaimReservations()
 {
     qsizetype reclaimed = 0;
@@ -56,7 +78,7 @@ bool QFunnelAdmission::reclaimReservations()
         // the pool at -1 until the undo, and pendingCalls() reported more calls than the
         // capacity admits (5 of 4 in tst_qfunnel under qemu-user).
         for (Reservation *r : std::as_const(m_reservations)) {
-            // [P8 reclaim] seq_cst, also when the compare fails: see releaseCreditsTo().
+            // [P8 reclaim] seq_cst, also when the compare fails: see releaseCreditsHere().
             qsizetype held = r->load(std::memory_order_seq_cst);
             while (held > 0
                    && !r->compare_exchange_weak(held, 0, std::memory_order_seq_cst,
@@ -267,8 +289,10 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
     }
 }
 
-void QFunnelAdmission::releaseCreditsTo(Reservation *own, qsizetype calls) noexcept
+void QFunnelAdmission::releaseCreditsHere(qsizetype calls) noexcept
 {
+    const ThreadReservation &here = tlThreadReservation; // one TLS address lookup
+    Reservation *own = here.admission == this ? here.reservation : nullptr;
     // Relaxed load: it only chooses where the credits go.
     if (own && calls && own->load(std::memory_order_relaxed) + calls <= chunkSize()) {
         // [P8 keep] seq_cst, here and below, with waitForCredit()'s increment of m_waiters and the

@@ -79,10 +79,18 @@ public:
 
     // Each producer lane reserves credits in chunks, so that producers do not all hit one
     // shared counter per call; a producer that finds the pool empty reclaims the reservations
-    // of idle lanes before it waits, so the capacity stays exact.
+    // of idle lanes before it waits, so the capacity stays exact. A reservation is stored in its
+    // lane (its own cache line, read on every call) but only admission moves credits in and out.
     using Reservation = std::atomic<qsizetype>;
     void addReservation(Reservation *r);
     void removeReservation(Reservation *r); // returns what it still holds
+    // r is the calling thread's reservation for this funnel from now on, where its delivery
+    // passes may keep credits (releaseCreditsHere()): set and cleared with the thread's lane
+    // cache (QFunnelLane::forCurrentThread()), whose lane holds a reference on the funnel, so
+    // that it names a live funnel and reservation whenever a pass reads it.
+    void setThreadReservation(Reservation *r) noexcept;
+    // The calling thread has no reservation any more (its lanes are going: thread exit).
+    static void clearThreadReservation() noexcept;
     bool acquireCredit(Reservation &r) // false: drop the call (policy, or stopped)
     {
         return takeReserved(r) || refillCredit(r);
@@ -98,13 +106,16 @@ public:
         return false;
     }
     bool refillCredit(Reservation &r);
-    // Delivery returns credits as calls run (every CreditReturnCalls calls, see QFunnelInbox).
+    // Delivery gives credits back only through these two; admission decides where they go.
+    // releaseCredits(): to the shared counter, as calls run (every CreditReturnCalls calls, see
+    // QFunnelInbox) or are dropped.
     void releaseCredits(qsizetype calls) noexcept;
-    // The same, from a receiver's thread whose own lane holds reservation own (or nullptr):
-    // while no producer waits, up to a chunk of the credits goes into that reservation, so that
-    // a thread that receives and emits (a ping-pong, a request and its reply) takes its next
-    // credit from its own cache line instead of the shared counter's.
-    void releaseCreditsTo(Reservation *own, qsizetype calls) noexcept;
+    // The same at the end of a delivery pass, in the receiver's thread: while no producer
+    // waits, up to a chunk of the credits goes into the calling thread's own reservation, if it
+    // has one for this funnel (setThreadReservation()), so that a thread that receives and emits
+    // (a ping-pong, a request and its reply) takes its next credit from its own cache line
+    // instead of the shared counter's.
+    void releaseCreditsHere(qsizetype calls) noexcept;
     qsizetype pendingCalls();
     // Releases every blocked producer (the funnel stopped, or a setting changed).
     void wakeBlockedProducers();

@@ -3,7 +3,6 @@
 
 #include "qfunnelinbox_p.h"
 #include "qfunnelcore_p.h"
-#include "qfunnellane_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 #include "qfunnelrelay_p.h"
@@ -155,7 +154,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     Q_TRACE(qfunnel_pass_end, this, handled, m_first != nullptr);
     if (clock.isValid())
         m_passTimeNs += clock.nsecsElapsed(); // see passFor()
-    core->admission().releaseCreditsTo(QFunnelLane::cachedReservation(core), creditsOf(settled));
+    core->admission().releaseCreditsHere(creditsOf(settled));
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())

@@ -32,6 +32,7 @@ struct LaneSet
     ~LaneSet()
     {
         QFunnelLane::tlCache = { nullptr, nullptr };
+        QFunnelAdmission::clearThreadReservation();
         tlLaneSet = nullptr;
         tlLanesGone = true;
         if (processIsExiting()) {
@@ -117,6 +118,7 @@ QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)
         set.lanes.append(lane);
     }
     tlCache = { core, lane }; // the lane holds a reference: core cannot be reused meanwhile
+    core->admission().setThreadReservation(&lane->m_reserved); // as tlCache: the lane used last
     return lane;
 }
 

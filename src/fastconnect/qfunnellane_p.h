@@ -86,13 +86,6 @@ public:
         m_emitted.store(m_emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
 
-    // The calling thread's reservation of credits for core, if its lane for core is the one
-    // it used last; nullptr otherwise (no lane is created).
-    static std::atomic<qsizetype> *cachedReservation(const QFunnelCore *core) noexcept
-    {
-        QFunnelLane *lane = cachedForCurrentThread(core);
-        return lane ? &lane->m_reserved : nullptr;
-    }
     // The calling thread's lane for core (created on first use).
     static QFunnelLane *forCurrentThread(QFunnelCore *core)
     {
