@@ -8,6 +8,7 @@
 #include "qfunnel_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelinbox_p.h"
+#include "qfunnelprocessinghook_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
 
@@ -125,8 +126,10 @@ bool routeToReceiver(QFunnelCore *core, const QObject *receiver, QFunnelRoute *r
                  where.toByteArray().constData(), static_cast<const void *>(receiver));
         return false;
     }
-    if (core->admission().addReceiverThread(thread))
+    if (core->admission().addReceiverThread(thread)) {
         watchThreadFinish(thread);
+        QFunnelProcessingHook::watch(thread);
+    }
     if (stamp) {
         stamp->threadsFinishing = finishing;
         stamp->reusable = reusableFor(thread);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelcore_p.h"
+#include "qfunnelprocessinghook_p.h"
 #include "qfunnelflush_p.h"
 #include "qfunnelroute_p.h"
 
@@ -9,7 +10,10 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelCore::QFunnelCore() = default;
+QFunnelCore::QFunnelCore()
+{
+    QFunnelProcessingHook::addCore(this);
+}
 
 QFunnelCore::~QFunnelCore()
 {
@@ -22,6 +26,7 @@ void QFunnelCore::stop()
     // [P10 stop] seq_cst: with the producers' re-check after queueing (isStopped()).
     if (m_stopped.exchange(true, std::memory_order_seq_cst))
         return;
+    QFunnelProcessingHook::removeCore(this);
     m_admission.wakeBlockedProducers();
     m_relay.stopAndJoin();
     sweepStoppedQueue();
@@ -56,8 +61,10 @@ void QFunnelCore::sweepStoppedQueue()
                 const auto release = cursor.release(false);
                 if (release == QFunnelBatchCursor::Release::Free)
                     m_queue.recycle(b);
-                if (release != QFunnelBatchCursor::Release::Keep)
+                if (release != QFunnelBatchCursor::Release::Keep) {
+                    m_queue.handedBack(1);
                     break;
+                }
             }
         }
         if (dropped) {

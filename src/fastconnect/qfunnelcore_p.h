@@ -79,6 +79,17 @@ public:
     // Relaxed: a reference publishes nothing; acq_rel on the last release, so that the
     // destructor sees every other owner's writes.
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
+    // For a registry's lookup (QFunnelProcessingHook): fails once the last reference went.
+    // Relaxed for the same reason as ref().
+    bool tryRef() noexcept
+    {
+        int n = m_ref.load(std::memory_order_relaxed);
+        while (n > 0) {
+            if (m_ref.compare_exchange_weak(n, n + 1, std::memory_order_relaxed))
+                return true;
+        }
+        return false;
+    }
     void deref() noexcept
     {
         // [P23 last] acq_rel: the last owner sees every other owner's writes before destroying.

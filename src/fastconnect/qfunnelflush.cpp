@@ -24,6 +24,12 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
         return;
     if (lane->canBypassRelay())
         return lane->noteFlushed(); // none of this thread's calls is in the relay's hands
+    waitForRelayRound(core);
+    lane->noteFlushed();
+}
+
+void waitForRelayRound(QFunnelCore *core)
+{
     // On the heap: a batch is ~4 KiB, too much for small thread stacks.
     auto marker = std::make_unique<QFunnelFlushMarker>();
     core->relay().ensureStarted();
@@ -33,7 +39,6 @@ void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane)
     if (core->isStopped())
         core->sweepStoppedQueue();
     marker->wait();
-    lane->noteFlushed();
 }
 
 void flushWithBarriers(QFunnelCore *core, QFunnelLane *lane)

@@ -60,6 +60,10 @@ class QFunnelLane;
 // Returns once every call the calling thread emitted into core before is in its receiver's
 // inbox, with a wake-up posted. lane: the calling thread's lane for core, if the caller has it.
 void flushCurrentThread(QFunnelCore *core, QFunnelLane *lane = nullptr);
+// Returns once the relay has ended a round that started after this call: every call that any
+// thread had handed to the relay before is in its receiver's inbox, with a wake-up posted. Any
+// thread but the relay's; not in a stopped funnel's relay round.
+void waitForRelayRound(QFunnelCore *core);
 // flushCurrentThread(), then a barrier wake-up to each of core's inboxes with calls pending,
 // whose pass runs to its fence without yielding: the calling thread's calls run before any
 // event it posts afterwards (QFunnel::flush(), the emission hook).

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 #include "qfunnelinbox_p.h"
+#include "qfunnelprocessinghook_p.h"
 #include "qfunnelcore_p.h"
 #include "qfunnelqtcompat_p.h"
 #include "qfunnelreceiverguard_p.h"
@@ -90,6 +91,14 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         core->admission().addReceiverThread(here->thread.loadRelaxed());
         m_registeredThread = here;
         m_threadId.store(QThread::currentThreadId(), std::memory_order_relaxed);
+    }
+    if (Q_UNLIKELY(here->eventDispatcher.loadRelaxed() != m_hookedDispatcher
+                   || QFunnelProcessingHook::epoch() != m_hookedEpoch)) {
+        // The first pass with this dispatcher: this thread's event processings wait for the
+        // relay's calls (a thread adopted, or an application made again, after the connect).
+        m_hookedEpoch = QFunnelProcessingHook::epoch();
+        m_hookedDispatcher = here->eventDispatcher.loadRelaxed();
+        QFunnelProcessingHook::hookCurrentThread();
     }
     noteDeliveryPass();
     Q_TRACE(qfunnel_pass_begin, this, m_passBudgetNs);

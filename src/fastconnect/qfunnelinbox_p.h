@@ -26,6 +26,7 @@
 
 QT_BEGIN_NAMESPACE
 
+class QAbstractEventDispatcher;
 class QThreadData;
 
 namespace QtFastConnectPrivate {
@@ -338,6 +339,10 @@ private:
     QFunnelReceiverGuard *const m_guard;
     std::atomic<Qt::HANDLE> m_threadId;
     QThreadData *m_registeredThread = nullptr; // pass lock holder only; see runPass()
+    // The dispatcher this inbox's passes last saw hooked, and the hook's epoch then (pass lock
+    // holder only; see runPass()).
+    QAbstractEventDispatcher *m_hookedDispatcher = nullptr;
+    quint32 m_hookedEpoch = 0;
 
     // A stalled receiver's inbox (releaseIfStalled()): set by a producer waiting for room,
     // cleared by the next pass. Relaxed: a stale read either leaves a call holding its credit

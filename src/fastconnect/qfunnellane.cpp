@@ -158,7 +158,7 @@ void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
     m_count = 1;
     // The only contended queue operation: once per batch, not per call.
     m_core->relay().ensureStarted();
-    m_core->queue().push(m_open);
+    m_core->queue().pushBatch(m_open);
 }
 
 } // namespace QtFastConnectPrivate

@@ -19,6 +19,7 @@
 
 #include <tbb/concurrent_queue.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -79,7 +80,32 @@ public:
         delete b;
     }
 
+    // A flush marker, or the stop token (null).
     void push(QFunnelBatch *batch) { m_queue.push(batch); }
+    // A producer's batch: counted until the relay (or a stopped funnel's sweep) hands it back
+    // (handedBack()), so that a receiver thread can tell whether calls may be on their way
+    // (hasBatchesInRelay()).
+    void pushBatch(QFunnelBatch *batch)
+    {
+        // [P32 count] Relaxed: a read-modify-write, so it continues the release sequence of the
+        // relay's decrements; what the count orders is only the emission before it, which
+        // happens before the receiver thread's read (QFunnelProcessingHook) by other means.
+        m_inRelay.fetch_add(1, std::memory_order_relaxed);
+        m_queue.push(batch);
+    }
+    // n batches left the relay's hands, every call they held routed (wake-ups posted).
+    void handedBack(qsizetype n) noexcept
+    {
+        if (n) // [P32 back] release: the wake-ups posted before it
+            m_inRelay.fetch_sub(n, std::memory_order_release);
+    }
+    // Whether a batch is queued for the relay or held by it; any thread.
+    bool hasBatchesInRelay() const noexcept
+    {
+        // [P32 read] acquire: with handedBack()'s release, so that a zero read here follows the
+        // postEvent() of every wake-up for the calls those batches held.
+        return m_inRelay.load(std::memory_order_acquire) != 0;
+    }
     QFunnelBatch *pop()
     {
         QFunnelBatch *b = nullptr;
@@ -91,6 +117,7 @@ public:
 private:
     static constexpr std::size_t MaxSpares = 64;
     tbb::concurrent_bounded_queue<QFunnelBatch *> m_queue;
+    std::atomic<qsizetype> m_inRelay { 0 }; // producers' batches pushed and not handed back
     std::mutex m_sparesLock;
     std::vector<QFunnelBatch *> m_spares; // guarded by m_sparesLock
     bool m_keepSpares = true; // guarded by m_sparesLock

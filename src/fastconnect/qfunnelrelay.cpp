@@ -193,7 +193,9 @@ void QFunnelRelay::run()
             }
             return false;
         };
-        held.erase(std::remove_if(held.begin(), held.end(), retired), held.end());
+        const auto kept = std::remove_if(held.begin(), held.end(), retired);
+        m_queue.handedBack(held.end() - kept); // after router.flush() posted their wake-ups
+        held.erase(kept, held.end());
 
         if (routed >= BusyRoundCalls)
             intervalUs = std::min(2 * intervalUs, MaxRoundIntervalUs);
