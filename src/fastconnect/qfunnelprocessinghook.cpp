@@ -9,11 +9,14 @@
 #include "qfunnelflush_p.h"
 #include "qfunnelqueue_p.h"
 
+#include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qabstracteventdispatcher.h>
+#include <QtCore/qmetaobject.h>
 #include <QtCore/qlist.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qthread.h>
 #include <QtCore/qvarlengtharray.h>
+#include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
 QT_BEGIN_NAMESPACE
@@ -48,8 +51,49 @@ Registry &registry()
 
 std::atomic<quint32> g_epoch { 0 }; // see QFunnelProcessingHook::epoch()
 
+// Qt's slot object of our own type for the hook's connections, made in any thread and called
+// and destroyed in the dispatcher's (or the starting thread's): Qt publishes it through its own
+// locks, which ThreadSanitizer does not see, so the hand-off is annotated.
+class QFunnelHookSlot : public QtPrivate::QSlotObjectBase
+{
+public:
+    explicit QFunnelHookSlot(void (*fn)(void **)) : QSlotObjectBase(&impl), m_fn(fn)
+    {
+        qfcAnnotateRelease(this); // [P33 make]
+    }
+
+    // Connects signal_index of sender, directly, to fn (called with the signal's arguments).
+    static QMetaObject::Connection connect(const QObject *sender, int signalIndex,
+                                           void (*fn)(void **))
+    {
+        return QObjectPrivate::connect(sender, signalIndex, new QFunnelHookSlot(fn),
+                                       Qt::DirectConnection);
+    }
+
+private:
+    static void impl(int which, QSlotObjectBase *self, QObject *, void **args, bool *ret)
+    {
+        auto *that = static_cast<QFunnelHookSlot *>(self);
+        switch (which) {
+        case Call:
+            qfcAnnotateAcquire(that); // [P33 call]
+            that->m_fn(args);
+            break;
+        case Destroy:
+            qfcAnnotateAcquire(that); // [P33 drop]
+            delete that;
+            break;
+        case Compare:
+            *ret = false; // no disconnect() by slot can name it
+            break;
+        }
+    }
+
+    void (*const m_fn)(void **);
+};
+
 // In the processing thread, before its posted events are sent.
-void processingStarts()
+void processingStarts(void **)
 {
     QVarLengthArray<QFunnelCore *, 4> busy;
     {
@@ -67,8 +111,10 @@ void processingStarts()
     }
 }
 
-void forgetDispatcher(QObject *dispatcher)
+// A hooked dispatcher's destroyed(QObject *).
+void forgetDispatcher(void **args)
 {
+    QObject *dispatcher = *reinterpret_cast<QObject **>(args[1]);
     Registry &r = registry();
     QMutexLocker locker(&r.lock);
     r.hooked.removeIf(
@@ -93,11 +139,22 @@ void hook(QAbstractEventDispatcher *d)
     // loop's iteration (before it polls, so a wake-up posted by the wait is sent without
     // blocking). Connected under the lock: Qt calls no slot under its own locks, so no lock
     // order is reversed.
-    r.hooked.append(Registry::Hooked {
-            d,
-            { QObject::connect(d, &QAbstractEventDispatcher::awake, processingStarts),
-              QObject::connect(d, &QAbstractEventDispatcher::aboutToBlock, processingStarts),
-              QObject::connect(d, &QObject::destroyed, forgetDispatcher) } });
+    static const int awake =
+            QMetaMethod::fromSignal(&QAbstractEventDispatcher::awake).methodIndex();
+    static const int aboutToBlock =
+            QMetaMethod::fromSignal(&QAbstractEventDispatcher::aboutToBlock).methodIndex();
+    static const int destroyed = QMetaMethod::fromSignal(&QObject::destroyed).methodIndex();
+    r.hooked.append(
+            Registry::Hooked { d,
+                               { QFunnelHookSlot::connect(d, awake, processingStarts),
+                                 QFunnelHookSlot::connect(d, aboutToBlock, processingStarts),
+                                 QFunnelHookSlot::connect(d, destroyed, forgetDispatcher) } });
+}
+
+// A watched thread's QThread::started, in that thread.
+void threadStarted(void **)
+{
+    hook(QAbstractEventDispatcher::instance());
 }
 
 // The library is unloaded (a plugin that linked it; Qt 6.8 unloads them at exit): no
@@ -124,8 +181,9 @@ struct Unhook
 void QFunnelProcessingHook::watch(QThread *thread)
 {
     // Connected first: a thread that starts meanwhile is hooked by one or the other.
-    const QMetaObject::Connection started = QObject::connect(
-            thread, &QThread::started, [] { hook(QAbstractEventDispatcher::instance()); });
+    static const int startedIndex = QMetaMethod::fromSignal(&QThread::started).methodIndex();
+    const QMetaObject::Connection started =
+            QFunnelHookSlot::connect(thread, startedIndex, threadStarted);
     {
         Registry &r = registry();
         QMutexLocker locker(&r.lock);

@@ -46,6 +46,23 @@ public:
     void onResult(int) { ++seen; }
 };
 
+// A receiver thread that does not run its events until unblock is released (a thread blocked
+// in a long task).
+class BlockedThread : public QThread
+{
+public:
+    QSemaphore running;
+    QSemaphore unblock;
+
+protected:
+    void run() override
+    {
+        running.release();
+        unblock.acquire();
+        exec();
+    }
+};
+
 bool connectVia(int path, QFunnel *funnel, Emitter *e, Counter *c, void (Counter::*slot)(int))
 {
     if (path == QtQueued)
@@ -207,21 +224,15 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
     if (smallAndBlocked)
         funnel.setCapacity(64);
 
-    // The blocked receiver thread: its first call holds it until the test ends.
-    QThread blockedThread;
+    // The blocked receiver thread: held before its event loop until the test ends.
+    BlockedThread blockedThread;
     Counter blocked;
     blocked.moveToThread(&blockedThread);
-    QSemaphore blockedRunning;
-    QSemaphore unblock;
     Emitter toBlocked;
     if (smallAndBlocked) {
         blockedThread.start();
+        blockedThread.running.acquire();
         QVERIFY(connectVia(path, &funnel, &toBlocked, &blocked, &Counter::onResult));
-        QVERIFY(QMetaObject::invokeMethod(&blocked, [&] {
-            blockedRunning.release();
-            unblock.acquire();
-        }));
-        blockedRunning.acquire();
     }
 
     int shortRuns = 0;
@@ -253,7 +264,7 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
         QVERIFY(processUntil([&] { return c.seen == Calls; }));
     }
     if (smallAndBlocked) {
-        unblock.release();
+        blockedThread.unblock.release();
         blockedThread.quit();
         QVERIFY(blockedThread.wait(60000));
     }
