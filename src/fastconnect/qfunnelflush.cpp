@@ -56,7 +56,8 @@ void flushWithBarriers(QFunnelCore *core, QFunnelLane *lane)
     (QCoreApplication::processEvents(), QCoreApplication::sendPostedEvents(), or its running
     event loop) runs them, as with Qt::QueuedConnection, where the call is posted before emit
     returns. Without it, a call emitted while the relay thread is busy reaches the receiver's
-    thread one relay round later (about 50 µs): a pass that starts in between does not see it.
+    thread one relay round later (about 50 µs); an event processing of the receiver's thread
+    that starts in between waits for that round, so it runs the call all the same.
 
     It is also an ordering barrier: every call the calling thread emitted through this funnel
     before flush() returned runs before any event that thread posts to the same receiver's
