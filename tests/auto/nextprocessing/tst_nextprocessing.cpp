@@ -85,6 +85,25 @@ bool skipQtUnderTsan(int path)
     return ThreadSanitized && path == QtQueued;
 }
 
+// Runs whose one processing left calls undelivered, and the most it left.
+struct ShortRuns
+{
+    int runs = 0;
+    int most = 0;
+    void note(int missing)
+    {
+        if (missing) {
+            ++runs;
+            most = qMax(most, missing);
+        }
+    }
+    QByteArray describe(const char *what, int of, int calls) const
+    {
+        return QByteArray::number(runs) + " of " + QByteArray::number(of) + ' ' + what + " (up to "
+                + QByteArray::number(most) + " of " + QByteArray::number(calls) + ')';
+    }
+};
+
 // How the main thread waits for the workers before its one processEvents().
 enum Wait { PoolOneWorker, PoolEightWorkers, ThreadWait, Semaphore };
 
@@ -131,8 +150,7 @@ void tst_NextProcessing::waitedWorkers()
     constexpr int Runs = 100;
     constexpr int Jobs = 100;
     QFunnel funnel;
-    int shortRuns = 0;
-    int missingMax = 0;
+    ShortRuns shortRuns;
     for (int run = 0; run < Runs; ++run) {
         Emitter e;
         Counter c;
@@ -166,31 +184,22 @@ void tst_NextProcessing::waitedWorkers()
             });
             emitted.acquire();
             QCoreApplication::processEvents();
-            const int missing = Jobs - c.seen;
+            shortRuns.note(Jobs - c.seen);
             t.join();
-            if (missing) {
-                ++shortRuns;
-                missingMax = qMax(missingMax, missing);
-            }
             QVERIFY(processUntil([&] { return c.seen == Jobs; }));
             continue;
         }
         }
         QCoreApplication::processEvents();
-        const int missing = Jobs - c.seen;
-        if (missing) {
-            ++shortRuns;
-            missingMax = qMax(missingMax, missing);
-        }
+        shortRuns.note(Jobs - c.seen);
         QVERIFY(processUntil([&] { return c.seen == Jobs; }));
     }
-    QVERIFY2(shortRuns == 0,
-             qPrintable(QStringLiteral("%1 of %2 runs left results undelivered by the one "
-                                       "processEvents() after the wait (up to %3 of %4)")
-                                .arg(shortRuns)
-                                .arg(Runs)
-                                .arg(missingMax)
-                                .arg(Jobs)));
+    QVERIFY2(shortRuns.runs == 0,
+             shortRuns
+                     .describe("runs left results undelivered by the one processEvents() after "
+                               "the wait",
+                               Runs, Jobs)
+                     .constData());
 }
 
 void tst_NextProcessing::nestedLoopRunsEarlierCalls_data()
@@ -235,8 +244,7 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
         QVERIFY(connectVia(path, &funnel, &toBlocked, &blocked, &Counter::onResult));
     }
 
-    int shortRuns = 0;
-    int missingMax = 0;
+    ShortRuns shortRuns;
     for (int run = 0; run < Runs; ++run) {
         Emitter e;
         Counter c;
@@ -255,12 +263,8 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
         QEventLoop loop;
         QMetaObject::invokeMethod(&loop, &QEventLoop::quit, Qt::QueuedConnection);
         loop.exec();
-        const int missing = Calls - c.seen;
+        shortRuns.note(Calls - c.seen);
         worker.join();
-        if (missing) {
-            ++shortRuns;
-            missingMax = qMax(missingMax, missing);
-        }
         QVERIFY(processUntil([&] { return c.seen == Calls; }));
     }
     if (smallAndBlocked) {
@@ -268,13 +272,11 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
         blockedThread.quit();
         QVERIFY(blockedThread.wait(60000));
     }
-    QVERIFY2(shortRuns == 0,
-             qPrintable(QStringLiteral("%1 of %2 nested loops ended before calls emitted ahead "
-                                       "of them ran (up to %3 of %4)")
-                                .arg(shortRuns)
-                                .arg(Runs)
-                                .arg(missingMax)
-                                .arg(Calls)));
+    QVERIFY2(shortRuns.runs == 0,
+             shortRuns
+                     .describe("nested loops ended before calls emitted ahead of them ran", Runs,
+                               Calls)
+                     .constData());
 }
 
 QTEST_MAIN(tst_NextProcessing)
