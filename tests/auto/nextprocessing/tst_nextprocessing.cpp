@@ -6,7 +6,9 @@
 // with Qt::QueuedConnection, even when the funnel's relay still held it: workers that emit and
 // are waited for, then one processEvents(); a nested event loop started after the emissions.
 // Each scenario also runs with Qt::QueuedConnection (the "qt-queued" rows, the reference: if
-// one fails, the test is wrong).
+// one fails, the test is wrong). Unlike Qt, a delivery pass yields after its budget and leaves
+// the rest to the next processing; the tests let that rest run (runResumes()) and count what
+// no processing could have run.
 
 #include "sanitizers.h"
 
@@ -104,6 +106,20 @@ struct ShortRuns
     }
 };
 
+// What the one processing left of a pass that yielded after its budget (1 ms of wall time,
+// which ThreadSanitizer, AddressSanitizer or a preempted thread can exceed within a few dozen
+// calls) runs in the Resume wake-up it posted, as a later processing would run it: sent here
+// without a new processing (QCoreApplication::sendPostedEvents() emits no dispatcher signal,
+// so the module does not wait for the relay there). Calls still in the relay's hands, which
+// the module's wait exists for, have no wake-up posted yet and stay missing.
+void runResumes(const int &seen)
+{
+    for (int before = -1; seen != before;) {
+        before = seen;
+        QCoreApplication::sendPostedEvents();
+    }
+}
+
 // How the main thread waits for the workers before its one processEvents().
 enum Wait { PoolOneWorker, PoolEightWorkers, ThreadWait, Semaphore };
 
@@ -184,6 +200,7 @@ void tst_NextProcessing::waitedWorkers()
             });
             emitted.acquire();
             QCoreApplication::processEvents();
+            runResumes(c.seen);
             shortRuns.note(Jobs - c.seen);
             t.join();
             QVERIFY(processUntil([&] { return c.seen == Jobs; }));
@@ -191,6 +208,7 @@ void tst_NextProcessing::waitedWorkers()
         }
         }
         QCoreApplication::processEvents();
+        runResumes(c.seen);
         shortRuns.note(Jobs - c.seen);
         QVERIFY(processUntil([&] { return c.seen == Jobs; }));
     }
@@ -263,6 +281,7 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls()
         QEventLoop loop;
         QMetaObject::invokeMethod(&loop, &QEventLoop::quit, Qt::QueuedConnection);
         loop.exec();
+        runResumes(c.seen);
         shortRuns.note(Calls - c.seen);
         worker.join();
         QVERIFY(processUntil([&] { return c.seen == Calls; }));
