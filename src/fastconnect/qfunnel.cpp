@@ -51,6 +51,19 @@ using namespace QtFastConnectPrivate;
     or for a second while it runs one (it is blocked outside their slots); their calls then wait
     outside the capacity, as Qt's queued calls wait for a thread, until that thread runs them.
 
+    One slow receiver does not hold the capacity that the others need: with the Block policy,
+    the calls of one receiver (or context object) hold at most the room the funnel has left.
+    A producer that would exceed it waits until that receiver has run calls and holds at most
+    half of the room left, while producers emitting to other receivers go on: one slow receiver
+    holds at most half of the capacity, k slow receivers about 1/(k+1) of it each, and the rest
+    stays free (max-min fair shares, as HTTP/2's per-stream flow-control windows share a
+    connection's). A producer counts its calls per receiver and checks the share once per chunk
+    of credits it reserves (at most 64 calls), so a receiver may hold up to a chunk more per
+    producer thread; the capacity bounds the whole funnel whatever the shares. The wait obeys
+    blockTimeout(), and, like the wait for room, ends for a receiver whose thread stalls. A
+    receiver thread never waits for a share. With DropNewest and DropOldest, the capacity is the
+    only bound.
+
     A warning names such a receiver's thread. The warnings a flood can repeat by the thousand
     (stalled receivers, producers that waited 5 s for room, threads that exited with calls on
     their way) print their first occurrence in full; the same cause's next ones within 5 s are
@@ -58,7 +71,7 @@ using namespace QtFastConnectPrivate;
 
     Most applications use globalInstance(), which QtFastConnect::connect() uses by default.
     Separate funnels do not share a queue, a relay or a capacity; use one per group of receivers
-    whose backpressure should not affect the others.
+    whose calls should not share a capacity at all.
 
     The design follows the "queue plus one relay thread" scheme that fixed Qt's queued-connection
     collapse with many producer threads in published measurements, with the batching described
@@ -265,7 +278,9 @@ quint64 QFunnel::droppedCalls() const
 
     \value Block        The default: the emitting thread waits until a receiver has made room
                         (backpressure), at most blockTimeout() ms; an emission still without
-                        room then is dropped and counted in droppedCalls().
+                        room then is dropped and counted in droppedCalls(). It waits the same
+                        way when its receiver holds its share of the funnel (see the class
+                        documentation), while emissions to other receivers go on.
     \value DropNewest   The emission that finds the funnel full is dropped at once (its
                         arguments destroyed in the emitting thread) and counted in
                         droppedCalls(). Calls already pending are all delivered.

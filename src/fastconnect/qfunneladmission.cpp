@@ -250,6 +250,76 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
     return ok;
 }
 
+bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
+{
+    // As refillCredit(): the calls that would make room may wait for this very thread.
+    if (isReceiverThread(QThread::currentThread()))
+        return true;
+    const int timeoutMs = blockTimeoutMs();
+    QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
+    QDeadlineTimer warnAt(StallWarningMs);
+    QDeadlineTimer stallCheckAt(StallCheckMs);
+    std::unique_lock<std::mutex> locker(m_waitLock);
+    // [P7 wait] seq_cst, then the credits, then what the receiver holds: either this thread
+    // sees the room a receiver's pass made (its count of finished calls is written before the
+    // credits it returns), or that pass sees this waiter and wakes it (releaseCredits()).
+    m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
+    bool ok = false;
+    bool warned = false;
+    bool trimmed = false;
+    while (!isStopped()) {
+        // [P7 take] seq_cst: after the increment above.
+        const qsizetype free = m_credits.load(std::memory_order_seq_cst);
+        const qsizetype h = held(receiverSide);
+        if (h < 0 || 2 * h <= free) {
+            ok = true;
+            break;
+        }
+        if (deadline.hasExpired())
+            break; // the caller drops this call and counts it
+        if (stallCheckAt.hasExpired()) {
+            // Its receiver's thread may have stalled meanwhile (then held() answers -1), and
+            // stalled receivers elsewhere may hold the room. Not under m_waitLock: giving
+            // credits back takes it.
+            stallCheckAt.setRemainingTime(StallCheckMs);
+            locker.unlock();
+            m_stalled.releaseStalled();
+            locker.lock();
+            continue;
+        }
+        if (!trimmed) {
+            // Before the first sleep, as waitForCredit(): credits idle in other threads'
+            // reservations count as room left (lock order as there), and this thread's free
+            // pages pass to whoever allocates next.
+            trimmed = true;
+            reclaimReservations();
+            locker.unlock();
+            qPoolTrimCurrentThread();
+            locker.lock();
+            continue;
+        }
+        qint64 waitMs = stallCheckAt.remainingTime();
+        if (!warned)
+            waitMs = std::min<qint64>(waitMs, warnAt.remainingTime());
+        if (!deadline.isForever())
+            waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
+        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        if (!warned && warnAt.hasExpired()) {
+            warned = true; // as in waitForCredit(); not under m_waitLock (user code)
+            locker.unlock();
+            if (qfcNoteWarning(QFunnelWarning::ProducerWaited)) {
+                qWarning("QFunnel: a producer thread has waited %d ms for its receiver to run "
+                         "calls it holds (half of the room left in a funnel of capacity %lld "
+                         "calls). Is that receiver's thread waiting for this thread?",
+                         StallWarningMs, static_cast<long long>(capacity()));
+            }
+            locker.lock();
+        }
+    }
+    m_shareWaiters.fetch_sub(1, std::memory_order_relaxed);
+    return ok;
+}
+
 void QFunnelAdmission::setBlockTimeoutMs(int ms) noexcept
 {
     m_blockTimeoutMs.store(ms, std::memory_order_relaxed);
@@ -280,12 +350,20 @@ void QFunnelAdmission::releaseCredits(qsizetype calls) noexcept
         return;
     // [P7 give] seq_cst on both: either a waiter sees these credits, or this load sees the waiter.
     const qsizetype free = m_credits.fetch_add(calls, std::memory_order_seq_cst) + calls;
-    // [P7 look] seq_cst: with the waiter's increment of m_waiters.
-    if (free >= resumeLevel() && m_waiters.load(std::memory_order_seq_cst) > 0) {
-        // One waiter; it wakes the next if it leaves room (see waitForCredit()). Taking the
-        // lock orders this wake-up after a waiter's last look at the credits.
+    // [P7 look] seq_cst: with the waiter's increment of m_waiters, or of m_shareWaiters.
+    const bool room = free >= resumeLevel() && m_waiters.load(std::memory_order_seq_cst) > 0;
+    // [P7 look] Every producer waiting for its receiver's share looks again: each waits for
+    // another receiver, and only it can tell whether its receiver has made room.
+    const bool shares = m_shareWaiters.load(std::memory_order_seq_cst) > 0;
+    if (room || shares) {
+        // Otherwise one waiter for room; it wakes the next if it leaves room (see
+        // waitForCredit()). Taking the lock orders this wake-up after a waiter's last look at
+        // the credits.
         std::lock_guard<std::mutex> locker(m_waitLock);
-        m_roomAvailable.notify_one();
+        if (shares)
+            m_roomAvailable.notify_all();
+        else
+            m_roomAvailable.notify_one();
     }
 }
 
@@ -299,8 +377,11 @@ void QFunnelAdmission::releaseCreditsHere(qsizetype calls) noexcept
         // load in reclaimReservations(): either a producer about to sleep reclaims these credits,
         // or this load sees it waiting and they go to the shared counter with a wake-up.
         own->fetch_add(calls, std::memory_order_seq_cst);
-        if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0)) // [P8 look]
+        // [P8 look] Producers waiting for their receiver's share count this room too.
+        if (Q_LIKELY(m_waiters.load(std::memory_order_seq_cst) == 0
+                     && m_shareWaiters.load(std::memory_order_seq_cst) == 0)) {
             return;
+        }
         calls = own->exchange(0, std::memory_order_seq_cst); // [P8 move]
     }
     releaseCredits(calls);

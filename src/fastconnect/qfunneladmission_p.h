@@ -106,6 +106,30 @@ public:
         return false;
     }
     bool refillCredit(Reservation &r);
+
+    // Isolation: a receiver's calls hold at most the room the funnel has left, so that one slow
+    // receiver holds at most half of the capacity, k of them about 1/(k+1) each, and the rest
+    // stays free for the producers of other receivers, which do not wait (max-min fairness, as
+    // HTTP/2's per-stream flow-control windows inside the connection's). held: that receiver's
+    // calls admitted and not yet run or dropped. Only with the Block policy: the drop policies
+    // keep the capacity as their one bound. Checked once per chunk of credits (the refill), so
+    // a receiver's calls can exceed it by what its producers emitted since their last refill
+    // and the relay has not routed yet; the capacity bounds everything.
+    bool overShare(qsizetype held) const noexcept
+    {
+        // Relaxed: a hint, which waitForShare() reads again in order.
+        return held > 0 && policy() == QFunnel::OverflowPolicy::Block
+                && held >= m_credits.load(std::memory_order_relaxed);
+    }
+    // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
+    // it (its thread stalled, or it was destroyed), for the receiver side's context.
+    using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
+    // A producer whose receiver is over its share waits until it holds at most half of the room
+    // left (a hysteresis of about a sixth of the capacity for one slow receiver), as long as
+    // for room (waitForCredit()): the block timeout, the stall checks, the warning. Threads
+    // that receive from any funnel never wait. Returns false if the call must be dropped (the
+    // block timeout expired, or the funnel stopped).
+    bool waitForShare(HeldCalls held, const void *receiverSide);
     // Delivery gives credits back only through these two; admission decides where they go.
     // releaseCredits(): to the shared counter, as calls run (every CreditReturnCalls calls, see
     // QFunnelInbox) or are dropped.
@@ -170,6 +194,7 @@ private:
     std::atomic<qsizetype> m_capacity { QFunnel::DefaultCapacity };
     alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
     alignas(64) std::atomic<int> m_waiters { 0 };
+    std::atomic<int> m_shareWaiters { 0 }; // producers in waitForShare()
     QMutex m_reservationsLock;
     QList<Reservation *> m_reservations; // guarded by m_reservationsLock
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).

@@ -7,7 +7,8 @@
 //    queueCall()                       this thread's lane for the funnel, cached or looked up
 //     queueInLane()                    stopped? credit? then the flood's common case inline:
 //      |                               the open batch takes the call
-//      +- queueAfterRefill()           no credit reserved: refill (may wait, or drop)
+//      +- queueAfterRefill()           no credit reserved: the receiver's share (may wait),
+//      |                               then refill (may wait, or drop)
 //      +- queueAdmitted()              every other case, in this order:
 //          1. the receiver's own thread: straight to its inbox (after flushing this lane)
 //          2. the open batch takes it (a flood)
@@ -80,6 +81,7 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     c->admission().removeReservation(&reservation); // returns what the refill reserved beyond
     if (!admitted)
         return rejectCall(route, call);
+    route->inbox->charge(1); // no lane to count it (QFunnelLane::countForShare())
     noteLatest(route, call);
     pushDirect(route, call);
 }
@@ -123,8 +125,18 @@ Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFu
 {
     // Once per chunk of credits: dead receivers' calls the relay left to producers.
     route->core->inboxes().dropDeferred();
-    if (!route->core->admission().refillCredit(lane->reservation()))
+    QFunnelAdmission &admission = route->core->admission();
+    // Once per chunk too: a receiver that holds its share of the capacity makes its own
+    // producers wait, before they take room that other receivers' producers need.
+    QFunnelInbox *inbox = route->inbox;
+    lane->chargeRun();
+    if (Q_UNLIKELY(admission.overShare(inbox->heldCalls()))
+        && !admission.waitForShare(&QFunnelInbox::heldCallsToWaitFor, inbox)) {
         return rejectCall(route, call);
+    }
+    if (!admission.refillCredit(lane->reservation()))
+        return rejectCall(route, call);
+    lane->countForShare(inbox);
     queueAdmitted(route, call, lane);
 }
 
@@ -138,6 +150,7 @@ Q_ALWAYS_INLINE void queueInLane(QFunnelRoute *route, QFunnelCall *call, QFunnel
         return rejectCall(route, call);
     if (Q_UNLIKELY(!QFunnelAdmission::takeReserved(lane->reservation())))
         return queueAfterRefill(route, call, lane);
+    lane->countForShare(route->inbox);
     if (Q_UNLIKELY(route->mode & QFunnelRoute::SpecialModes)
         || Q_UNLIKELY(route->inbox->isCurrentThread()) || !lane->appendToOpenBatch(call)) {
         return queueAdmitted(route, call, lane);

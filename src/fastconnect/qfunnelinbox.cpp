@@ -147,6 +147,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
             nextCheck = count < CheckEvery ? 2 * count : count + CheckEvery;
             // Room for blocked producers as calls run, not in one burst at the end.
             if (settled >= CreditReturnCalls) {
+                bump(m_finished, quint64(settled));
                 core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
@@ -163,6 +164,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     Q_TRACE(qfunnel_pass_end, this, handled, m_first != nullptr);
     if (clock.isValid())
         m_passTimeNs += clock.nsecsElapsed(); // see passFor()
+    bump(m_finished, quint64(settled));
     core->admission().releaseCreditsHere(creditsOf(settled));
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
@@ -386,6 +388,7 @@ void QFunnelInbox::evictOldest()
         QFunnelCall *c = m_first;
         m_first = c->next;
         dropCall(c, Drop::Evicted);
+        bump(m_finished);
     }
 }
 
@@ -410,6 +413,7 @@ void QFunnelInbox::dropAdmitted(Drop why)
     if (!n)
         return;
     count(why, quint64(n));
+    bump(m_finished, quint64(n));
     m_core->admission().releaseCredits(creditsOf(n));
 }
 

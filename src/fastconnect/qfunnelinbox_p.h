@@ -133,6 +133,28 @@ public:
     static constexpr qint64 StalledMs = 1000;
     qsizetype releaseIfStalled(qint64 nowMs);
 
+    // Isolation (QFunnelAdmission::overShare()): calls admitted for this receiver, charged by
+    // the producers' lanes a run at a time (QFunnelLane::countForShare()); any thread.
+    void charge(qsizetype calls) noexcept
+    {
+        // Relaxed: a count; heldCalls() is a hint.
+        m_charged.fetch_add(quint64(calls), std::memory_order_relaxed);
+    }
+    // The calls admitted for this receiver and not yet run or dropped, wherever they are (in a
+    // lane, in the relay's hands, here, parked), less each producer's run not charged yet (at
+    // most a chunk of credits); any thread. Relaxed: a hint.
+    qsizetype heldCalls() const noexcept
+    {
+        const quint64 charged = m_charged.load(std::memory_order_relaxed);
+        const quint64 finished = m_finished.load(std::memory_order_relaxed);
+        // A pass may finish calls before their producer has charged them.
+        return charged > finished ? qsizetype(charged - finished) : 0;
+    }
+    // QFunnelAdmission::HeldCalls for a producer waiting for this inbox (inbox): heldCalls(), or
+    // -1 once its producers must not wait for it any more: its thread stalled (its calls hold
+    // no room), it was destroyed, or the funnel stopped.
+    static qsizetype heldCallsToWaitFor(const void *inbox) noexcept;
+
     // True when the calling thread is the one the receiver lived in at its last delivery pass
     // (or at connect time): a hint for the capture's "the receiver's own thread" path, read
     // relaxed. A stale answer only sends a call through the relay instead of around it.
@@ -295,6 +317,11 @@ private:
     // Every call below this position has run or was dropped (pass lock holder writes; flush()
     // reads it to skip an inbox with nothing left).
     std::atomic<quint64> m_completed { 0 };
+    // Calls admitted for this receiver (charge()), and those that ran or were dropped here
+    // (single writer, the pass lock's holder, which adds to it before it returns their credits:
+    // see QFunnelAdmission::waitForShare()).
+    std::atomic<quint64> m_charged { 0 };
+    std::atomic<quint64> m_finished { 0 };
 
     // Held for a whole delivery pass, and by whoever drops calls. Only ever try-locked: its
     // holder settles what it leaves behind (settle()) after unlocking.

@@ -5,7 +5,9 @@
 // finished, not started yet, or is blocked) must not hold the capacity that every other
 // receiver of the funnel needs. Qt's queued calls wait in such a thread's posted-event list,
 // unbounded, for a thread that may start again; the funnel's calls do the same, outside its
-// capacity, once a producer waiting for room finds the receiver stalled.
+// capacity, once a producer waiting for room finds the receiver stalled. And a slow receiver
+// holds at most its share of the capacity (QFunnelAdmission::overShare()): its producers wait
+// for it, while those of other receivers find room.
 
 #include "qfunnelinbox_p.h"
 #include "qfunnelcore_p.h"
@@ -25,6 +27,18 @@ qsizetype chainLength(const QFunnelCall *c) noexcept
     return n;
 }
 } // namespace
+
+qsizetype QFunnelInbox::heldCallsToWaitFor(const void *inbox) noexcept
+{
+    const auto *self = static_cast<const QFunnelInbox *>(inbox);
+    // [P14 read] m_detached: a hint; a waiting producer reads it again after the next stall
+    // check, which sets it.
+    if (self->m_detached.load(std::memory_order_relaxed) || !self->m_guard->isAlive()
+        || self->m_core->isStopped()) {
+        return -1;
+    }
+    return self->heldCalls();
+}
 
 // With m_passLock held, at the start of every pass: the receiver's thread runs its events, so
 // its calls hold capacity again.

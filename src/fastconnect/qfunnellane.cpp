@@ -5,6 +5,7 @@
 #include "qfunnelcore_p.h"
 #include "qfunnelemissionhook_p.h"
 #include "qfunnelflush_p.h"
+#include "qfunnelinbox_p.h"
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
 #include "qfunnelwarning_p.h"
@@ -90,7 +91,29 @@ QFunnelLane::~QFunnelLane()
     m_core->admission().removeReservation(&m_reserved);
     if (m_open && m_open->abandon())
         delete m_open; // sealed: the relay let go of it; otherwise it frees it after draining
+    chargeRun();
+    if (m_runInbox)
+        m_runInbox->deref();
     m_core->deref();
+}
+
+void QFunnelLane::chargeRun() noexcept
+{
+    if (m_runCalls) {
+        m_runInbox->charge(m_runCalls);
+        m_runCalls = 0;
+    }
+}
+
+void QFunnelLane::startRun(QFunnelInbox *inbox) noexcept
+{
+    // The call being counted holds a reference on a route to inbox, and so on inbox.
+    inbox->ref();
+    chargeRun();
+    if (m_runInbox)
+        m_runInbox->deref();
+    m_runInbox = inbox;
+    m_runCalls = 1;
 }
 
 QFunnelLane *QFunnelLane::forCurrentThreadSlow(QFunnelCore *core)

@@ -25,6 +25,7 @@ QT_BEGIN_NAMESPACE
 namespace QtFastConnectPrivate {
 
 class QFunnelCore;
+class QFunnelInbox;
 struct QFunnelCall;
 
 // Capture stage, per producer thread and funnel: the batch this thread is filling, its credit
@@ -78,6 +79,19 @@ public:
     // that made no lane, and nothing while it runs already (user code a flush runs may emit).
     static void flushThreadLanes();
 
+    // Isolation (QFunnelAdmission::overShare()): an admitted call to inbox. This thread's calls
+    // to one receiver in a row are counted here and charged to its inbox (QFunnelInbox::charge())
+    // when the receiver changes and once per chunk of credits (chargeRun()), so that the emit
+    // path adds no shared atomic per call. Inline: the capture counts every call.
+    void countForShare(QFunnelInbox *inbox) noexcept
+    {
+        if (Q_UNLIKELY(inbox != m_runInbox))
+            return startRun(inbox);
+        ++m_runCalls;
+    }
+    // Charges the calls counted so far to their inbox.
+    void chargeRun() noexcept;
+
     // Credits reserved by this thread; see QFunnelAdmission::acquireCredit().
     std::atomic<qsizetype> &reservation() noexcept { return m_reserved; }
     // Statistics: written by this lane's thread only (no locked instruction), summed on read.
@@ -105,6 +119,7 @@ private:
     static QFunnelLane *forCurrentThreadSlow(QFunnelCore *core);
     // sealed: append() found m_open sealed (the call is not in it).
     void appendSlow(QFunnelCall *call, bool sealed);
+    void startRun(QFunnelInbox *inbox) noexcept;
 
     // The lane this thread used last, and its funnel. One trivially destructible thread_local,
     // so that the common case costs one TLS address lookup (__tls_get_addr: see
@@ -125,6 +140,10 @@ private:
     bool m_handedOff = false; // the last batch filled up: the relay owns it, unsealed
     alignas(64) std::atomic<qsizetype> m_reserved { 0 }; // own line: touched on every call
     std::atomic<quint64> m_emitted { 0 }; // same line, same writer
+    // The run countForShare() counts (this lane's thread only): its inbox, on which the lane
+    // holds a reference, and its calls not charged yet.
+    QFunnelInbox *m_runInbox = nullptr;
+    qsizetype m_runCalls = 0;
     quint64 m_emittedAtFlush = 0; // this lane's thread only
 };
 

@@ -316,8 +316,9 @@ void tst_QFunnelPolicy::receiverThreadKeepsCreditsWithoutStrandingProducers()
 void tst_QFunnelPolicy::blockTimeout()
 {
     // Block with a timeout: the producer waits for room, then drops; nothing waits for ever.
+    // Capacity 4: the one receiver holds at most half of it (its share), calls 1 and 2.
     QFunnel funnel;
-    funnel.setCapacity(2);
+    funnel.setCapacity(4);
     funnel.setBlockTimeout(20);
     EventLoopThread thread;
     thread.start();
@@ -747,12 +748,13 @@ void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
 
 void tst_QFunnelPolicy::waitingProducerGivesBackItsPages()
 {
-    // Producer A's calls ran, so the pages they took hold no call; then B fills the funnel and A
-    // waits for room. A must hand those pages over before it sleeps (for B, or whoever needs a
-    // page next) instead of keeping its peak of calls in flight for itself: the pool's pages
-    // then follow the calls in flight of all producers, not the sum of each one's peak.
+    // Producer A's calls ran, so the pages they took hold no call; then B fills the receiver's
+    // share of the funnel (half of its capacity) and A waits for room. A must hand those pages
+    // over before it sleeps (for B, or whoever needs a page next) instead of keeping its peak of
+    // calls in flight for itself: the pool's pages then follow the calls in flight of all
+    // producers, not the sum of each one's peak.
     constexpr int Capacity = 4096;
-    constexpr quint64 Ran = Capacity / 2;
+    constexpr quint64 Ran = Capacity / 4; // within the share, with the parked call
     // A new arena for A: A's first call would adopt an arena orphaned by an earlier test's
     // thread, and any chunk of it still out would pin pages that A's calls share, which no
     // trim can give back (9 pages instead of 16 in one run of 100 under ASan). trim()
@@ -783,7 +785,11 @@ void tst_QFunnelPolicy::waitingProducerGivesBackItsPages()
             Q_EMIT a.value(v);
         emitted.release();
         emitAgain.acquire();
-        Q_EMIT a.value(Ran + 2); // into a full funnel: waits, then is dropped
+        // Beyond the receiver's share: once A has used the credits it still holds reserved (up
+        // to a chunk, 63 calls), a call waits, then is dropped.
+        const quint64 dropped = funnel.droppedCalls();
+        for (quint64 v = Ran + 2; funnel.droppedCalls() == dropped && v < Ran + 2 + 64; ++v)
+            Q_EMIT a.value(v);
         emitted.release();
     });
     emitted.acquire();
@@ -791,7 +797,7 @@ void tst_QFunnelPolicy::waitingProducerGivesBackItsPages()
     receiver.parked.acquire(); // calls 0..Ran ran: their chunks are free in A's arena
     const qint64 returnedBefore = callPagesReturned();
 
-    std::thread producerB([&] { // fills the funnel: emits until a call waited and was dropped
+    std::thread producerB([&] { // fills the share: emits until a call waited and was dropped
         const quint64 dropped = funnel.droppedCalls();
         for (quint64 v = Ran + 3; funnel.droppedCalls() == dropped; ++v)
             Q_EMIT b.value(v);

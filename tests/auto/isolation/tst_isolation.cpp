@@ -1,0 +1,354 @@
+// Copyright (C) 2026 The QtFastConnect Authors.
+// SPDX-License-Identifier: BSD-3-Clause
+
+// Isolation (issue 38): a slow receiver slows only the producers that emit to it. A receiver's
+// calls hold at most the room its funnel has left (QFunnel's capacity documentation), so its
+// producers wait while those of other receivers find room, and the funnel stays within its
+// capacity. The slow receivers here are parked inside a slot (a thread busy in a long task, not
+// a stalled one: its delivery pass runs), so that nothing they hold makes room until the test
+// opens their gate: whatever the unrelated producer gets through, it got beside them. Each
+// scenario also runs with Qt::QueuedConnection (the "qt-queued" rows, the reference, whose
+// queue is unbounded: if one fails, the test is wrong); every call is counted.
+
+#include "gatedreceiver.h"
+#include "sanitizers.h"
+
+#include <QtFastConnect/qfastconnect.h>
+#include <QtFastConnect/qfunnel.h>
+#include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qscopeguard.h>
+#include <QtCore/qthread.h>
+#include <QtTest/qtest.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace {
+
+enum Path { QtQueued, Funnel };
+
+// Counts its calls, in its own thread.
+class Counter : public QObject
+{
+    Q_OBJECT
+public:
+    std::atomic<int> seen { 0 };
+    void onValue(quint64) { seen.fetch_add(1, std::memory_order_relaxed); }
+};
+
+template<typename Receiver>
+bool connectVia(Path path, QFunnel *funnel, Producer *p, Receiver *r, void (Receiver::*slot)(quint64))
+{
+    if (path == QtQueued)
+        return bool(QObject::connect(p, &Producer::value, r, slot, Qt::QueuedConnection));
+    return bool(QtFastConnect::connect(funnel, p, &Producer::value, r, slot));
+}
+
+// A thread that emits calls values 1..n and counts the emissions that returned.
+struct Emitting
+{
+    std::atomic<int> returned { 0 };
+    std::unique_ptr<QThread> thread;
+    Emitting(Producer *p, int n)
+        : thread(QThread::create([this, p, n] {
+              for (int i = 1; i <= n; ++i) {
+                  Q_EMIT p->value(quint64(i));
+                  returned.fetch_add(1, std::memory_order_relaxed);
+              }
+              QtFastConnect::flush(); // no-op for Qt's queued calls
+          }))
+    {
+        thread->start();
+    }
+    ~Emitting() { thread->wait(); }
+};
+
+// The receivers' threads, stopped however a test ends.
+struct Threads
+{
+    std::vector<std::unique_ptr<QThread>> all;
+    QThread *add()
+    {
+        all.push_back(std::make_unique<QThread>());
+        all.back()->start();
+        return all.back().get();
+    }
+    ~Threads()
+    {
+        for (auto &t : all) {
+            t->quit();
+            t->wait();
+        }
+    }
+};
+
+// A receiver thread that does not run its events until unblock is released (blocked in a long
+// task before its event loop): a stalled receiver's thread.
+class BlockedThread : public QThread
+{
+public:
+    QSemaphore running;
+    QSemaphore unblock;
+    ~BlockedThread() override
+    {
+        quit();
+        wait();
+    }
+
+protected:
+    void run() override
+    {
+        running.release();
+        unblock.acquire();
+        exec();
+    }
+};
+
+bool waitFor(const std::function<bool()> &done, int ms = 20000)
+{
+    QDeadlineTimer deadline(ms);
+    while (!done() && !deadline.hasExpired())
+        QThread::msleep(1);
+    return done();
+}
+
+quint64 sumTo(quint64 n)
+{
+    return n * (n + 1) / 2;
+}
+
+} // namespace
+
+class tst_Isolation : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void unrelatedProducerNotHeldBack_data() { paths(); }
+    void unrelatedProducerNotHeldBack();
+    void severalSlowReceivers_data() { paths(); }
+    void severalSlowReceivers();
+    void blockTimeoutDropsBeyondShare_data() { paths(); }
+    void blockTimeoutDropsBeyondShare();
+    void stalledReceiverStopsHoldingProducers_data() { paths(); }
+    void stalledReceiverStopsHoldingProducers();
+
+private:
+    static void paths()
+    {
+        QTest::addColumn<Path>("path");
+        QTest::newRow("qt-queued") << QtQueued;
+        QTest::newRow("funnel") << Funnel;
+    }
+};
+
+// One receiver parked in its slot, flooded; another thread's 20,000 calls to another receiver
+// all arrive before the parked one has run a second call. Before: the flood held the whole
+// capacity and the unrelated producer waited for the parked receiver (none arrived).
+void tst_Isolation::unrelatedProducerNotHeldBack()
+{
+    QFETCH(Path, path);
+    if (QfcTest::ThreadSanitized && path == QtQueued)
+        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+    constexpr qsizetype Capacity = 4096;
+    constexpr int FloodCalls = 20000;
+    constexpr int Calls = 20000;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    Producer flood;
+    Producer unrelated;
+    GatedReceiver slow;
+    Counter fast;
+    Threads threads; // stopped before the receivers are destroyed
+    slow.moveToThread(threads.add());
+    fast.moveToThread(threads.add());
+    QVERIFY(connectVia(path, &funnel, &flood, &slow, &GatedReceiver::onValue));
+    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
+    std::unique_ptr<Emitting> flooding;
+    std::unique_ptr<Emitting> other;
+    auto unpark = qScopeGuard([&] { slow.gate.release(); }); // first, whatever fails
+
+    flooding = std::make_unique<Emitting>(&flood, FloodCalls);
+    QVERIFY(slow.entered.tryAcquire(1, 20000));
+    // Qt queues the whole flood; the funnel's producer waits once the receiver holds its share.
+    QVERIFY(waitFor([&] {
+        return path == QtQueued ? flooding->returned.load() == FloodCalls
+                                : funnel.pendingCalls() >= Capacity / 2;
+    }));
+
+    other = std::make_unique<Emitting>(&unrelated, Calls);
+    QVERIFY2(waitFor([&] { return fast.seen.load() == Calls; }),
+             qPrintable(QStringLiteral("%1 of %2 unrelated calls arrived beside the parked "
+                                       "receiver (%3 of its calls admitted)")
+                                .arg(fast.seen.load())
+                                .arg(Calls)
+                                .arg(flooding->returned.load())));
+    QCOMPARE(slow.calls.load(), 1); // still parked in its first call
+    if (path == Funnel) {
+        QVERIFY(flooding->returned.load() < FloodCalls); // its producer waits
+        QVERIFY(funnel.highWaterMark() <= Capacity);
+        QCOMPARE(funnel.overCapacityCalls(), 0u);
+    }
+
+    unpark.dismiss();
+    slow.gate.release();
+    QVERIFY(waitFor([&] { return slow.calls.load() == FloodCalls; }));
+    QCOMPARE(slow.sum.load(), sumTo(FloodCalls));
+    QCOMPARE(fast.seen.load(), Calls);
+    QCOMPARE(funnel.droppedCalls(), 0u);
+    QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
+}
+
+// Three receivers parked and flooded, each from its own thread: they share what the unrelated
+// producer does not need, and it still finds room.
+void tst_Isolation::severalSlowReceivers()
+{
+    QFETCH(Path, path);
+    if (QfcTest::ThreadSanitized && path == QtQueued)
+        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+    constexpr qsizetype Capacity = 4096;
+    constexpr int Slow = 3;
+    constexpr int FloodCalls = 10000;
+    constexpr int Calls = 20000;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    std::vector<std::unique_ptr<Producer>> floods;
+    std::vector<std::unique_ptr<GatedReceiver>> slow;
+    Producer unrelated;
+    Counter fast;
+    Threads threads; // stopped before the receivers are destroyed
+    for (int i = 0; i < Slow; ++i) {
+        floods.push_back(std::make_unique<Producer>());
+        slow.push_back(std::make_unique<GatedReceiver>());
+        slow.back()->moveToThread(threads.add());
+        QVERIFY(connectVia(path, &funnel, floods.back().get(), slow.back().get(),
+                           &GatedReceiver::onValue));
+    }
+    fast.moveToThread(threads.add());
+    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
+    std::vector<std::unique_ptr<Emitting>> flooding;
+    std::unique_ptr<Emitting> other;
+    auto unpark = qScopeGuard([&] { // first, whatever fails
+        for (auto &r : slow)
+            r->gate.release();
+    });
+
+    for (int i = 0; i < Slow; ++i)
+        flooding.push_back(std::make_unique<Emitting>(floods[i].get(), FloodCalls));
+    for (auto &r : slow)
+        QVERIFY(r->entered.tryAcquire(1, 20000));
+    QVERIFY(waitFor([&] {
+        int done = 0;
+        for (auto &f : flooding)
+            done += f->returned.load();
+        return path == QtQueued ? done == Slow * FloodCalls : funnel.pendingCalls() >= Capacity / 2;
+    }));
+
+    other = std::make_unique<Emitting>(&unrelated, Calls);
+    QVERIFY2(waitFor([&] { return fast.seen.load() == Calls; }),
+             qPrintable(QStringLiteral("%1 of %2 unrelated calls arrived beside %3 parked "
+                                       "receivers")
+                                .arg(fast.seen.load())
+                                .arg(Calls)
+                                .arg(Slow)));
+    for (auto &r : slow)
+        QCOMPARE(r->calls.load(), 1);
+    if (path == Funnel) {
+        QVERIFY(funnel.highWaterMark() <= Capacity);
+        QCOMPARE(funnel.overCapacityCalls(), 0u);
+    }
+
+    unpark.dismiss();
+    for (auto &r : slow)
+        r->gate.release();
+    for (auto &r : slow) {
+        QVERIFY(waitFor([&] { return r->calls.load() == FloodCalls; }));
+        QCOMPARE(r->sum.load(), sumTo(FloodCalls));
+    }
+    QCOMPARE(funnel.droppedCalls(), 0u);
+}
+
+// With a block timeout, a producer whose receiver holds its share waits that long per call and
+// then drops it, counted; the other receiver's calls all arrive. (Qt drops nothing.)
+void tst_Isolation::blockTimeoutDropsBeyondShare()
+{
+    QFETCH(Path, path);
+    if (QfcTest::ThreadSanitized && path == QtQueued)
+        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+    constexpr qsizetype Capacity = 64;
+    constexpr int FloodCalls = 100;
+    constexpr int Calls = 5000;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    funnel.setBlockTimeout(10);
+    Producer flood;
+    Producer unrelated;
+    GatedReceiver slow;
+    Counter fast;
+    Threads threads; // stopped before the receivers are destroyed
+    slow.moveToThread(threads.add());
+    fast.moveToThread(threads.add());
+    QVERIFY(connectVia(path, &funnel, &flood, &slow, &GatedReceiver::onValue));
+    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
+    std::unique_ptr<Emitting> flooding;
+    std::unique_ptr<Emitting> other;
+    auto unpark = qScopeGuard([&] { slow.gate.release(); }); // first, whatever fails
+
+    flooding = std::make_unique<Emitting>(&flood, FloodCalls);
+    QVERIFY(slow.entered.tryAcquire(1, 20000));
+    QVERIFY(flooding->thread->wait(60000));
+    QCOMPARE(flooding->returned.load(), FloodCalls);
+    other = std::make_unique<Emitting>(&unrelated, Calls);
+    QVERIFY(waitFor([&] { return fast.seen.load() == Calls; }));
+
+    unpark.dismiss();
+    slow.gate.release();
+    const quint64 dropped = funnel.droppedCalls();
+    QVERIFY(waitFor([&] { return quint64(slow.calls.load()) + dropped == FloodCalls; }));
+    if (path == Funnel) {
+        // The share: at most half of the capacity, and the call that parked the receiver.
+        QVERIFY2(dropped >= quint64(FloodCalls - Capacity / 2 - 1),
+                 qPrintable(QString::number(dropped)));
+        QVERIFY(funnel.highWaterMark() <= Capacity);
+    } else {
+        QCOMPARE(dropped, 0u);
+    }
+    QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
+}
+
+// A receiver whose thread does not run its events at all (blocked before its event loop) is
+// stalled, not slow: its calls stop holding room, as before, and its producer stops waiting for
+// it, so that a thread that this receiver's thread may itself wait for is not held forever.
+void tst_Isolation::stalledReceiverStopsHoldingProducers()
+{
+    QFETCH(Path, path);
+    if (QfcTest::ThreadSanitized && path == QtQueued)
+        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+    constexpr qsizetype Capacity = 256;
+    constexpr int FloodCalls = 2000;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    Producer flood;
+    GatedReceiver receiver;
+    receiver.gate.release(); // its first call does not park
+    BlockedThread blocked; // stopped before the receiver is destroyed
+    receiver.moveToThread(&blocked);
+    blocked.start();
+    QVERIFY(blocked.running.tryAcquire(1, 20000));
+    QVERIFY(connectVia(path, &funnel, &flood, &receiver, &GatedReceiver::onValue));
+    std::unique_ptr<Emitting> flooding;
+    auto stop = qScopeGuard([&] { blocked.unblock.release(); }); // first, whatever fails
+
+    flooding = std::make_unique<Emitting>(&flood, FloodCalls);
+    QVERIFY2(flooding->thread->wait(60000), "the producer still waits for a stalled receiver");
+    QCOMPARE(flooding->returned.load(), FloodCalls);
+    stop.dismiss();
+    blocked.unblock.release();
+    QVERIFY(waitFor([&] { return receiver.calls.load() == FloodCalls; }));
+    QCOMPARE(receiver.sum.load(), sumTo(FloodCalls));
+    QCOMPARE(funnel.droppedCalls(), 0u);
+}
+
+QTEST_MAIN(tst_Isolation)
+#include "tst_isolation.moc"
