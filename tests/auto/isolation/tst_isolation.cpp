@@ -39,7 +39,8 @@ public:
 };
 
 template<typename Receiver>
-bool connectVia(Path path, QFunnel *funnel, Producer *p, Receiver *r, void (Receiver::*slot)(quint64))
+bool connectVia(Path path, QFunnel *funnel, Producer *p, Receiver *r,
+                void (Receiver::*slot)(quint64))
 {
     if (path == QtQueued)
         return bool(QObject::connect(p, &Producer::value, r, slot, Qt::QueuedConnection));
