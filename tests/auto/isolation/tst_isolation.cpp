@@ -271,7 +271,9 @@ void tst_Isolation::severalSlowReceivers()
 }
 
 // With a block timeout, a producer whose receiver holds its share waits that long per call and
-// then drops it, counted; the other receiver's calls all arrive. (Qt drops nothing.)
+// then drops it, counted: the calls beyond the share, and no other. (Qt drops nothing.) No
+// unrelated producer here: with a 10 ms timeout, its own receiver's thread preempted for longer
+// on a busy machine would drop its calls too, as documented.
 void tst_Isolation::blockTimeoutDropsBeyondShare()
 {
     QFETCH(Path, path);
@@ -279,36 +281,29 @@ void tst_Isolation::blockTimeoutDropsBeyondShare()
         QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
     constexpr qsizetype Capacity = 64;
     constexpr int FloodCalls = 100;
-    constexpr int Calls = 5000;
     QFunnel funnel;
     funnel.setCapacity(Capacity);
     funnel.setBlockTimeout(10);
     Producer flood;
-    Producer unrelated;
     GatedReceiver slow;
-    Counter fast;
-    Threads threads; // stopped before the receivers are destroyed
+    Threads threads; // stopped before the receiver is destroyed
     slow.moveToThread(threads.add());
-    fast.moveToThread(threads.add());
     QVERIFY(connectVia(path, &funnel, &flood, &slow, &GatedReceiver::onValue));
-    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
     std::unique_ptr<Emitting> flooding;
-    std::unique_ptr<Emitting> other;
     auto unpark = qScopeGuard([&] { slow.gate.release(); }); // first, whatever fails
 
     flooding = std::make_unique<Emitting>(&flood, FloodCalls);
     QVERIFY(slow.entered.tryAcquire(1, 20000));
     QVERIFY(flooding->thread->wait(60000));
     QCOMPARE(flooding->returned.load(), FloodCalls);
-    other = std::make_unique<Emitting>(&unrelated, Calls);
-    QVERIFY(waitFor([&] { return fast.seen.load() == Calls; }));
 
     unpark.dismiss();
     slow.gate.release();
     const quint64 dropped = funnel.droppedCalls();
     QVERIFY(waitFor([&] { return quint64(slow.calls.load()) + dropped == FloodCalls; }));
     if (path == Funnel) {
-        // The share: at most half of the capacity, and the call that parked the receiver.
+        // The share: half of the capacity, and the credit the producer held reserved (a chunk
+        // of one call at this capacity).
         QVERIFY2(dropped >= quint64(FloodCalls - Capacity / 2 - 1),
                  qPrintable(QString::number(dropped)));
         QVERIFY(funnel.highWaterMark() <= Capacity);
