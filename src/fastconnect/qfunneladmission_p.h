@@ -113,8 +113,8 @@ public:
     // HTTP/2's per-stream flow-control windows inside the connection's). held: that receiver's
     // calls admitted and not yet run or dropped. Only with the Block policy: the drop policies
     // keep the capacity as their one bound. Checked once per chunk of credits (the refill), so
-    // a receiver's calls can exceed it by what its producers emitted since their last refill
-    // and the relay has not routed yet; the capacity bounds everything.
+    // a receiver's calls can exceed it by up to a chunk per producer thread (the run a lane has
+    // not charged yet, the credits it holds reserved); the capacity bounds everything.
     bool overShare(qsizetype held) const noexcept
     {
         // Relaxed: a hint, which waitForShare() reads again in order.
