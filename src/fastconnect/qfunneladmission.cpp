@@ -24,6 +24,75 @@ struct ThreadReservation
     QFunnelAdmission::Reservation *reservation;
 };
 thread_local ThreadReservation tlThreadReservation = { nullptr, nullptr };
+
+// One producer's wait, for room (waitForCredit()) or for its receiver's share (waitForShare()):
+// its deadline (the block timeout), its one warning, and the trim before its first sleep.
+struct ProducerWait
+{
+    explicit ProducerWait(int timeoutMs)
+        : deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs))
+    {}
+
+    // Before this thread's first sleep (true, once): the pages of its calls that already ran
+    // pass to whichever thread allocates next, instead of every producer keeping its own peak
+    // of calls in flight. Kept resident, so the taker pays no page fault. Not under the wait
+    // lock: the walk takes O(free chunks). Room may have come meanwhile: the caller looks again.
+    bool trimBeforeFirstSleep(std::unique_lock<std::mutex> &locker)
+    {
+        if (trimmed)
+            return false;
+        trimmed = true;
+        locker.unlock();
+        qPoolTrimCurrentThread();
+        locker.lock();
+        return true;
+    }
+
+    // Sleeps until woken (room was returned) or for at most maxMs, the deadline or the warning,
+    // whichever comes first; then warns (warn()) if StallWarningMs have passed. Not an error by
+    // itself (a receiver may just be slow), but the classic deadlock of a bounded queue: the
+    // receiver thread waiting for this producer. Rate-limited (qfunnelwarning_p.h): producers
+    // may wait by the hundred. Not under the wait lock: the message handler is user code. (A
+    // Forever deadline's remainingTime() is -1: not a timeout.)
+    void sleep(std::unique_lock<std::mutex> &locker, std::condition_variable &roomAvailable,
+               qint64 maxMs, void (*warn)(qsizetype capacity), qsizetype capacity)
+    {
+        qint64 waitMs = maxMs;
+        if (!warned)
+            waitMs = std::min<qint64>(waitMs, warnAt.remainingTime());
+        if (!deadline.isForever())
+            waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
+        roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
+        if (!warned && warnAt.hasExpired()) {
+            warned = true;
+            locker.unlock();
+            if (qfcNoteWarning(QFunnelWarning::ProducerWaited))
+                warn(capacity);
+            locker.lock();
+        }
+    }
+
+    QDeadlineTimer deadline;
+    QDeadlineTimer warnAt { QFunnelAdmission::StallWarningMs };
+    bool warned = false;
+    bool trimmed = false;
+};
+
+void warnWaitedForRoom(qsizetype capacity)
+{
+    qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel (capacity "
+             "%lld calls). Is every receiver thread running its event loop, and none of them "
+             "waiting for this thread?",
+             QFunnelAdmission::StallWarningMs, static_cast<long long>(capacity));
+}
+
+void warnWaitedForShare(qsizetype capacity)
+{
+    qWarning("QFunnel: a producer thread has waited %d ms for its receiver to run calls it holds "
+             "(half of the room left in a funnel of capacity %lld calls). Is that receiver's "
+             "thread waiting for this thread?",
+             QFunnelAdmission::StallWarningMs, static_cast<long long>(capacity));
+}
 } // namespace
 
 QFunnelAdmission::QFunnelAdmission(const std::atomic<bool> &stopped,
@@ -168,17 +237,13 @@ bool QFunnelAdmission::refillCredit(Reservation &r)
 
 bool QFunnelAdmission::waitForCredit(Reservation &r)
 {
-    const int timeoutMs = blockTimeoutMs();
-    QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
-    QDeadlineTimer warnAt(StallWarningMs);
+    ProducerWait wait(blockTimeoutMs());
     std::unique_lock<std::mutex> locker(m_waitLock);
     // [P7 wait] seq_cst on m_waiters and m_credits: either this thread sees the credits a
     // receiver returned, or that receiver sees this waiter and wakes it. [P8 wait] The same for
     // the credits a receiver keeps in its own reservation (reclaimReservations()).
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = false;
-    bool warned = false;
-    bool trimmed = false;
     while (!isStopped()) {
         qsizetype left = 0;
         if (takeChunk(r, &left)) {
@@ -202,43 +267,13 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
         locker.lock();
         if (released)
             continue;
-        if (deadline.hasExpired())
+        if (wait.deadline.hasExpired())
             break; // the caller drops this call and counts it
-        if (!trimmed) {
-            // Before this thread's first sleep: the pages of its calls that already ran pass to
-            // whichever thread allocates next, instead of every producer keeping its own peak
-            // of calls in flight. Kept resident, so the taker pays no page fault. Not under
-            // m_waitLock: the walk takes O(free chunks).
-            trimmed = true;
-            locker.unlock();
-            qPoolTrimCurrentThread();
-            locker.lock();
-            continue; // room may have come meanwhile
-        }
-        // Woken by releaseCredits() when room is made; the timeout serves the deadline, the one
-        // stall warning and the next look for stalled receivers. (A Forever deadline's
-        // remainingTime() is -1: not a timeout.)
-        qint64 waitMs = StallCheckMs;
-        if (!warned)
-            waitMs = std::min<qint64>(waitMs, warnAt.remainingTime());
-        if (!deadline.isForever())
-            waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
-        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
-        if (!warned && warnAt.hasExpired()) {
-            // Not an error by itself (a receiver may just be slow), but the classic deadlock
-            // of a bounded queue: the receiver thread waiting for this producer. Rate-limited
-            // (qfunnelwarning_p.h): producers may wait by the hundred. Not under m_waitLock:
-            // the message handler is user code.
-            warned = true;
-            locker.unlock();
-            if (qfcNoteWarning(QFunnelWarning::ProducerWaited)) {
-                qWarning("QFunnel: a producer thread has waited %d ms for room in a full funnel "
-                         "(capacity %lld calls). Is every receiver thread running its event "
-                         "loop, and none of them waiting for this thread?",
-                         StallWarningMs, static_cast<long long>(capacity()));
-            }
-            locker.lock();
-        }
+        if (wait.trimBeforeFirstSleep(locker))
+            continue;
+        // Woken by releaseCredits() when room is made; at the latest for the next look for
+        // stalled receivers.
+        wait.sleep(locker, m_roomAvailable, StallCheckMs, &warnWaitedForRoom, capacity());
     }
     // [P7 pass] Leaving without room (timeout, stop): pass on a wake-up this thread may have
     // taken.
@@ -255,9 +290,7 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
     // As refillCredit(): the calls that would make room may wait for this very thread.
     if (isReceiverThread(QThread::currentThread()))
         return true;
-    const int timeoutMs = blockTimeoutMs();
-    QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(timeoutMs));
-    QDeadlineTimer warnAt(StallWarningMs);
+    ProducerWait wait(blockTimeoutMs());
     QDeadlineTimer stallCheckAt(StallCheckMs);
     std::unique_lock<std::mutex> locker(m_waitLock);
     // [P7 wait] seq_cst, then the credits, then what the receiver holds: either this thread
@@ -265,8 +298,6 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
     // credits it returns), or that pass sees this waiter and wakes it (releaseCredits()).
     m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = false;
-    bool warned = false;
-    bool trimmed = false;
     while (!isStopped()) {
         // [P7 take] seq_cst: after the increment above.
         const qsizetype free = m_credits.load(std::memory_order_seq_cst);
@@ -275,7 +306,7 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
             ok = true;
             break;
         }
-        if (deadline.hasExpired())
+        if (wait.deadline.hasExpired())
             break; // the caller drops this call and counts it
         if (stallCheckAt.hasExpired()) {
             // Its receiver's thread may have stalled meanwhile (then held() answers -1), and
@@ -287,34 +318,16 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
             locker.lock();
             continue;
         }
-        if (!trimmed) {
-            // Before the first sleep, as waitForCredit(): credits idle in other threads'
-            // reservations count as room left (lock order as there), and this thread's free
-            // pages pass to whoever allocates next.
-            trimmed = true;
+        if (!wait.trimmed) {
+            // Before the first sleep: credits idle in other threads' reservations count as
+            // room left (lock order as in waitForCredit()).
             reclaimReservations();
-            locker.unlock();
-            qPoolTrimCurrentThread();
-            locker.lock();
+        }
+        if (wait.trimBeforeFirstSleep(locker))
             continue;
-        }
-        qint64 waitMs = stallCheckAt.remainingTime();
-        if (!warned)
-            waitMs = std::min<qint64>(waitMs, warnAt.remainingTime());
-        if (!deadline.isForever())
-            waitMs = std::min<qint64>(waitMs, deadline.remainingTime());
-        m_roomAvailable.wait_for(locker, std::chrono::milliseconds(std::max<qint64>(waitMs, 1)));
-        if (!warned && warnAt.hasExpired()) {
-            warned = true; // as in waitForCredit(); not under m_waitLock (user code)
-            locker.unlock();
-            if (qfcNoteWarning(QFunnelWarning::ProducerWaited)) {
-                qWarning("QFunnel: a producer thread has waited %d ms for its receiver to run "
-                         "calls it holds (half of the room left in a funnel of capacity %lld "
-                         "calls). Is that receiver's thread waiting for this thread?",
-                         StallWarningMs, static_cast<long long>(capacity()));
-            }
-            locker.lock();
-        }
+        // Woken by every return of credits while a producer waits for a share.
+        wait.sleep(locker, m_roomAvailable, stallCheckAt.remainingTime(), &warnWaitedForShare,
+                   capacity());
     }
     m_shareWaiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;

@@ -126,10 +126,8 @@ class tst_Isolation : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void unrelatedProducerNotHeldBack_data() { paths(); }
+    void unrelatedProducerNotHeldBack_data();
     void unrelatedProducerNotHeldBack();
-    void severalSlowReceivers_data() { paths(); }
-    void severalSlowReceivers();
     void blockTimeoutDropsBeyondShare_data() { paths(); }
     void blockTimeoutDropsBeyondShare();
     void stalledReceiverStopsHoldingProducers_data() { paths(); }
@@ -144,72 +142,27 @@ private:
     }
 };
 
-// One receiver parked in its slot, flooded; another thread's 20,000 calls to another receiver
-// all arrive before the parked one has run a second call. Before: the flood held the whole
-// capacity and the unrelated producer waited for the parked receiver (none arrived).
+void tst_Isolation::unrelatedProducerNotHeldBack_data()
+{
+    QTest::addColumn<Path>("path");
+    QTest::addColumn<int>("slowCount");
+    QTest::newRow("qt-queued, one slow receiver") << QtQueued << 1;
+    QTest::newRow("funnel, one slow receiver") << Funnel << 1;
+    QTest::newRow("qt-queued, three slow receivers") << QtQueued << 3;
+    QTest::newRow("funnel, three slow receivers") << Funnel << 3;
+}
+
+// Receivers parked in their slot, each flooded from a thread of its own; another thread's
+// 20,000 calls to another receiver all arrive before a parked one has run a second call. Before:
+// the floods held the whole capacity and the unrelated producer waited for the parked receivers
+// (none of its calls arrived).
 void tst_Isolation::unrelatedProducerNotHeldBack()
 {
     QFETCH(Path, path);
+    QFETCH(int, slowCount);
     if (QfcTest::ThreadSanitized && path == QtQueued)
         QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
     constexpr qsizetype Capacity = 4096;
-    constexpr int FloodCalls = 20000;
-    constexpr int Calls = 20000;
-    QFunnel funnel;
-    funnel.setCapacity(Capacity);
-    Producer flood;
-    Producer unrelated;
-    GatedReceiver slow;
-    Counter fast;
-    Threads threads; // stopped before the receivers are destroyed
-    slow.moveToThread(threads.add());
-    fast.moveToThread(threads.add());
-    QVERIFY(connectVia(path, &funnel, &flood, &slow, &GatedReceiver::onValue));
-    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
-    std::unique_ptr<Emitting> flooding;
-    std::unique_ptr<Emitting> other;
-    auto unpark = qScopeGuard([&] { slow.gate.release(); }); // first, whatever fails
-
-    flooding = std::make_unique<Emitting>(&flood, FloodCalls);
-    QVERIFY(slow.entered.tryAcquire(1, 20000));
-    // Qt queues the whole flood; the funnel's producer waits once the receiver holds its share.
-    QVERIFY(waitFor([&] {
-        return path == QtQueued ? flooding->returned.load() == FloodCalls
-                                : funnel.pendingCalls() >= Capacity / 2;
-    }));
-
-    other = std::make_unique<Emitting>(&unrelated, Calls);
-    QVERIFY2(waitFor([&] { return fast.seen.load() == Calls; }),
-             qPrintable(QStringLiteral("%1 of %2 unrelated calls arrived beside the parked "
-                                       "receiver (%3 of its calls admitted)")
-                                .arg(fast.seen.load())
-                                .arg(Calls)
-                                .arg(flooding->returned.load())));
-    QCOMPARE(slow.calls.load(), 1); // still parked in its first call
-    if (path == Funnel) {
-        QVERIFY(flooding->returned.load() < FloodCalls); // its producer waits
-        QVERIFY(funnel.highWaterMark() <= Capacity);
-        QCOMPARE(funnel.overCapacityCalls(), 0u);
-    }
-
-    unpark.dismiss();
-    slow.gate.release();
-    QVERIFY(waitFor([&] { return slow.calls.load() == FloodCalls; }));
-    QCOMPARE(slow.sum.load(), sumTo(FloodCalls));
-    QCOMPARE(fast.seen.load(), Calls);
-    QCOMPARE(funnel.droppedCalls(), 0u);
-    QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
-}
-
-// Three receivers parked and flooded, each from its own thread: they share what the unrelated
-// producer does not need, and it still finds room.
-void tst_Isolation::severalSlowReceivers()
-{
-    QFETCH(Path, path);
-    if (QfcTest::ThreadSanitized && path == QtQueued)
-        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
-    constexpr qsizetype Capacity = 4096;
-    constexpr int Slow = 3;
     constexpr int FloodCalls = 10000;
     constexpr int Calls = 20000;
     QFunnel funnel;
@@ -219,7 +172,7 @@ void tst_Isolation::severalSlowReceivers()
     Producer unrelated;
     Counter fast;
     Threads threads; // stopped before the receivers are destroyed
-    for (int i = 0; i < Slow; ++i) {
+    for (int i = 0; i < slowCount; ++i) {
         floods.push_back(std::make_unique<Producer>());
         slow.push_back(std::make_unique<GatedReceiver>());
         slow.back()->moveToThread(threads.add());
@@ -235,27 +188,36 @@ void tst_Isolation::severalSlowReceivers()
             r->gate.release();
     });
 
-    for (int i = 0; i < Slow; ++i)
+    for (int i = 0; i < slowCount; ++i)
         flooding.push_back(std::make_unique<Emitting>(floods[i].get(), FloodCalls));
     for (auto &r : slow)
         QVERIFY(r->entered.tryAcquire(1, 20000));
-    QVERIFY(waitFor([&] {
-        int done = 0;
+    auto admitted = [&] {
+        int n = 0;
         for (auto &f : flooding)
-            done += f->returned.load();
-        return path == QtQueued ? done == Slow * FloodCalls : funnel.pendingCalls() >= Capacity / 2;
+            n += f->returned.load();
+        return n;
+    };
+    // Qt queues every flood; the funnel's producers wait once their receivers hold their shares
+    // (about 1/(k+1) of the capacity each).
+    QVERIFY(waitFor([&] {
+        return path == QtQueued ? admitted() == slowCount * FloodCalls
+                                : funnel.pendingCalls() >= Capacity / 2;
     }));
 
     other = std::make_unique<Emitting>(&unrelated, Calls);
     QVERIFY2(waitFor([&] { return fast.seen.load() == Calls; }),
              qPrintable(QStringLiteral("%1 of %2 unrelated calls arrived beside %3 parked "
-                                       "receivers")
+                                       "receivers (%4 of their calls admitted)")
                                 .arg(fast.seen.load())
                                 .arg(Calls)
-                                .arg(Slow)));
+                                .arg(slowCount)
+                                .arg(admitted())));
     for (auto &r : slow)
-        QCOMPARE(r->calls.load(), 1);
+        QCOMPARE(r->calls.load(), 1); // still parked in its first call
     if (path == Funnel) {
+        for (auto &f : flooding)
+            QVERIFY(f->returned.load() < FloodCalls); // its producer waits
         QVERIFY(funnel.highWaterMark() <= Capacity);
         QCOMPARE(funnel.overCapacityCalls(), 0u);
     }
@@ -267,7 +229,9 @@ void tst_Isolation::severalSlowReceivers()
         QVERIFY(waitFor([&] { return r->calls.load() == FloodCalls; }));
         QCOMPARE(r->sum.load(), sumTo(FloodCalls));
     }
+    QCOMPARE(fast.seen.load(), Calls);
     QCOMPARE(funnel.droppedCalls(), 0u);
+    QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
 }
 
 // With a block timeout, a producer whose receiver holds its share waits that long per call and
