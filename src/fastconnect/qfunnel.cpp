@@ -52,12 +52,13 @@ using namespace QtFastConnectPrivate;
     outside the capacity, as Qt's queued calls wait for a thread, until that thread runs them.
 
     One slow receiver does not hold the capacity that the others need: with the Block policy,
-    the calls of one receiver (or context object) hold at most the room the funnel has left.
-    A producer that would exceed it waits until that receiver has run calls and holds at most
-    half of the room left, while producers emitting to other receivers go on: one slow receiver
-    holds at most half of the capacity, k slow receivers about 1/(k+1) of it each, and the rest
-    stays free (max-min fair shares, as HTTP/2's per-stream flow-control windows share a
-    connection's). A producer counts its calls per receiver and checks the share once per chunk
+    the calls of one receiver (or context object) hold at most three times the room the funnel
+    has left (its share). A producer that would exceed it waits until that receiver has run
+    calls and holds at most half of its share, while producers emitting to other receivers go
+    on: one slow receiver holds at most 3/4 of the capacity, k slow receivers 3/(3k+1) of it
+    each, and at least 1/(3k+1) stays free (fair shares, as HTTP/2's per-stream flow-control
+    windows share a connection's). A funnel's one busy receiver thus keeps most of the capacity
+    as its backlog (see DefaultCapacity). A producer counts its calls per receiver and checks the share once per chunk
     of credits it reserves (at most 64 calls), so a receiver may hold up to a chunk more per
     producer thread; the capacity bounds the whole funnel whatever the shares. The wait obeys
     blockTimeout(), and, like the wait for room, ends for a receiver whose thread stalls. A

@@ -89,7 +89,7 @@ void warnWaitedForRoom(qsizetype capacity)
 void warnWaitedForShare(qsizetype capacity)
 {
     qWarning("QFunnel: a producer thread has waited %d ms for its receiver to run calls it holds "
-             "(half of the room left in a funnel of capacity %lld calls). Is that receiver's "
+             "(its share of a funnel of capacity %lld calls). Is that receiver's "
              "thread waiting for this thread?",
              QFunnelAdmission::StallWarningMs, static_cast<long long>(capacity));
 }
@@ -302,7 +302,7 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
         // [P7 take] seq_cst: after the increment above.
         const qsizetype free = m_credits.load(std::memory_order_seq_cst);
         const qsizetype h = held(receiverSide);
-        if (h < 0 || 2 * h <= free) {
+        if (h < 0 || 2 * h <= ShareOfRoomLeft * free) {
             ok = true;
             break;
         }

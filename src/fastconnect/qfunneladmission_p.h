@@ -107,11 +107,14 @@ public:
     }
     bool refillCredit(Reservation &r);
 
-    // Isolation: a receiver's calls hold at most the room the funnel has left, so that one slow
-    // receiver holds at most half of the capacity, k of them about 1/(k+1) each, and the rest
-    // stays free for the producers of other receivers, which do not wait (max-min fairness, as
-    // HTTP/2's per-stream flow-control windows inside the connection's). held: that receiver's
-    // calls admitted and not yet run or dropped. Only with the Block policy: the drop policies
+    // Isolation: a receiver's calls hold at most ShareOfRoomLeft times the room the funnel has
+    // left, so that one slow receiver holds at most 3/4 of the capacity, k of them 3/(3k+1)
+    // each, and at least 1/(3k+1) stays free for the producers of other receivers, which do not
+    // wait (as HTTP/2's per-stream flow-control windows share the connection's). Three, not one
+    // (half of the capacity): a funnel's one busy receiver keeps most of the capacity as its
+    // buffer, which covers the time its producers are not scheduled (see
+    // QFunnel::DefaultCapacity). held: that receiver's calls admitted and not yet run or
+    // dropped. Only with the Block policy: the drop policies
     // keep the capacity as their one bound. Checked once per chunk of credits (the refill), so
     // a receiver's calls can exceed it by up to a chunk per producer thread (the run a lane has
     // not charged yet, the credits it holds reserved); the capacity bounds everything.
@@ -119,13 +122,14 @@ public:
     {
         // Relaxed: a hint, which waitForShare() reads again in order.
         return held > 0 && policy() == QFunnel::OverflowPolicy::Block
-                && held >= m_credits.load(std::memory_order_relaxed);
+                && held >= ShareOfRoomLeft * m_credits.load(std::memory_order_relaxed);
     }
+    static constexpr int ShareOfRoomLeft = 3;
     // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
     // it (its thread stalled, or it was destroyed), for the receiver side's context.
     using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
-    // A producer whose receiver is over its share waits until it holds at most half of the room
-    // left (a hysteresis of about a sixth of the capacity for one slow receiver), as long as
+    // A producer whose receiver is over its share waits until it holds at most half of its
+    // share (a hysteresis of 3/20 of the capacity for one slow receiver), as long as
     // for room (waitForCredit()): the block timeout, the stall checks, the warning. Threads
     // that receive from any funnel never wait. Returns false if the call must be dropped (the
     // block timeout expired, or the funnel stopped).

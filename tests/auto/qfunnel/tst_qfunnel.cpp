@@ -204,7 +204,7 @@ void tst_QFunnel::fullFunnelBlocksProducersAndLosesNothing()
     }
 
     // The receiver is parked inside its first call; the producers must stall once it holds its
-    // share of the funnel (half of the capacity, give or take a call each producer admitted
+    // share of the funnel (3/4 of the capacity, give or take a call each producer admitted
     // before it counted, within the capacity), instead of queueing all 2,000 calls. A failed
     // check below must not leave it parked.
     auto unpark = qScopeGuard([&] { receiver.gate.release(); });

@@ -316,9 +316,8 @@ void tst_QFunnelPolicy::receiverThreadKeepsCreditsWithoutStrandingProducers()
 void tst_QFunnelPolicy::blockTimeout()
 {
     // Block with a timeout: the producer waits for room, then drops; nothing waits for ever.
-    // Capacity 4: the one receiver holds at most half of it (its share), calls 1 and 2.
     QFunnel funnel;
-    funnel.setCapacity(4);
+    funnel.setCapacity(2);
     funnel.setBlockTimeout(20);
     EventLoopThread thread;
     thread.start();
@@ -749,12 +748,12 @@ void tst_QFunnelPolicy::rateLimitParkedCallOfDestroyedReceiver()
 void tst_QFunnelPolicy::waitingProducerGivesBackItsPages()
 {
     // Producer A's calls ran, so the pages they took hold no call; then B fills the receiver's
-    // share of the funnel (half of its capacity) and A waits for room. A must hand those pages
+    // share of the funnel (3/4 of its capacity) and A waits for room. A must hand those pages
     // over before it sleeps (for B, or whoever needs a page next) instead of keeping its peak of
     // calls in flight for itself: the pool's pages then follow the calls in flight of all
     // producers, not the sum of each one's peak.
     constexpr int Capacity = 4096;
-    // Within the receiver's share (half of the room left), with the parked call and the credits
+    // Within the receiver's share (3/4 of the capacity), with the parked call and the credits
     // both producers may hold reserved.
     constexpr quint64 Ran = 3 * Capacity / 8;
     // A new arena for A: A's first call would adopt an arena orphaned by an earlier test's
