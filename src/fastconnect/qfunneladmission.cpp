@@ -297,6 +297,9 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
     // sees the room a receiver's pass made (its count of finished calls is written before the
     // credits it returns), or that pass sees this waiter and wakes it (releaseCredits()).
     m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
+    // Credits idle in other threads' reservations count as room left (lock order as in
+    // waitForCredit()).
+    reclaimReservations();
     bool ok = false;
     while (!isStopped()) {
         // [P7 take] seq_cst: after the increment above.
@@ -317,11 +320,6 @@ bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
             m_stalled.releaseStalled();
             locker.lock();
             continue;
-        }
-        if (!wait.trimmed) {
-            // Before the first sleep: credits idle in other threads' reservations count as
-            // room left (lock order as in waitForCredit()).
-            reclaimReservations();
         }
         if (wait.trimBeforeFirstSleep(locker))
             continue;
