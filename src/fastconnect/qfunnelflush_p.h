@@ -18,6 +18,7 @@
 #include "qfunnelqueue_p.h"
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 
 QT_BEGIN_NAMESPACE
@@ -37,22 +38,32 @@ struct QFunnelFlushMarker : QFunnelBatch
     QFunnelFlushMarker() { state.store(Marker, std::memory_order_relaxed); }
     static bool is(const QFunnelBatch *b) noexcept { return b->load() & Marker; }
 
-    void complete() // relay or sweeping thread; the last touch
+    void complete() // relay or sweeping thread; the last touch of the marker
     {
-        std::lock_guard<std::mutex> locker(m_lock);
-        m_done = true;
-        m_completed.notify_all();
+        // The flushing thread frees the marker as soon as it has the lock, which may be while
+        // this thread is still inside the unlock: MinGW's pthread mutex (std::mutex there)
+        // reads its event handle after it has released the lock, and a stale handle's
+        // SetEvent() woke an unrelated waiter (oneTBB's sleeping relay, whose wait list it
+        // then corrupted). The lock and its condition live apart, until both ends let go.
+        const std::shared_ptr<Completion> completion = m_completion;
+        std::lock_guard<std::mutex> locker(completion->lock);
+        completion->done = true;
+        completion->completed.notify_all();
     }
     void wait() // the flushing thread
     {
-        std::unique_lock<std::mutex> locker(m_lock);
-        m_completed.wait(locker, [this] { return m_done; });
+        std::unique_lock<std::mutex> locker(m_completion->lock);
+        m_completion->completed.wait(locker, [this] { return m_completion->done; });
     }
 
 private:
-    std::mutex m_lock;
-    std::condition_variable m_completed;
-    bool m_done = false;
+    struct Completion
+    {
+        std::mutex lock;
+        std::condition_variable completed;
+        bool done = false; // guarded by lock
+    };
+    const std::shared_ptr<Completion> m_completion = std::make_shared<Completion>();
 };
 
 class QFunnelLane;

@@ -17,6 +17,10 @@
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#if defined(Q_OS_WIN)
+#include <qt_windows.h>
+#endif
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -38,6 +42,7 @@ private Q_SLOTS:
     void receiverThreadNeverBlocks();
     void destroyedWithPendingCalls();
     void emissionAfterFunnelDestroyedIsDropped();
+    void flushesRaceTheRelay();
 };
 
 void tst_QFunnel::defaults()
@@ -289,6 +294,67 @@ void tst_QFunnel::emissionAfterFunnelDestroyedIsDropped()
     QCOMPARE(CountedValue::live.load(), 0);
     QCoreApplication::processEvents();
     QCOMPARE(calls.load(), 0);
+}
+
+// Threads that emit and flush() call after call: each flush() hands the relay a marker and
+// frees it as soon as the relay has completed it. The marker's lock used to be freed with it,
+// while the relay could still be inside its unlock: MinGW's pthread mutex (std::mutex there)
+// signals its event after releasing the lock, and signalled whatever object had been given
+// the closed event's handle meanwhile. Under Wine that was oneTBB's event for the sleeping
+// relay, which woke with its wait still listed in the bounded queue, whose wait list the next
+// push corrupted (tst_lifetime::torture crashed or hung in 1 run of 3 to 10). On Windows a
+// sentinel thread makes events nobody signals and counts those that were signalled all the same.
+// Everywhere: every call arrives, every flush() returns.
+void tst_QFunnel::flushesRaceTheRelay()
+{
+    constexpr int Flushers = 4;
+    constexpr quint64 PerFlusher = 5000;
+    QFunnel funnel;
+    EventLoopThread receiverThread;
+    receiverThread.start();
+    GatedReceiver receiver;
+    receiver.gate.release(1); // its first call does not park it
+    receiver.moveToThread(&receiverThread);
+    std::atomic<int> flushersLeft { Flushers };
+    std::vector<std::unique_ptr<Producer>> producers;
+    std::vector<std::unique_ptr<QThread>> threads;
+    for (int p = 0; p < Flushers; ++p) {
+        producers.push_back(std::make_unique<Producer>());
+        QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value, &receiver,
+                                       &GatedReceiver::onValue));
+        Producer *emitter = producers.back().get();
+        threads.emplace_back(QThread::create([emitter, &funnel, &flushersLeft] {
+            for (quint64 i = 1; i <= PerFlusher; ++i) {
+                Q_EMIT emitter->value(i);
+                funnel.flush();
+            }
+            --flushersLeft;
+        }));
+        threads.back()->start();
+    }
+#if defined(Q_OS_WIN)
+    int strayWakeUps = 0;
+    int sentinelEvents = 0;
+    while (flushersLeft.load() > 0) {
+        HANDLE event = CreateEventW(nullptr, FALSE, FALSE, nullptr);
+        QVERIFY(event);
+        if (WaitForSingleObject(event, 1) == WAIT_OBJECT_0)
+            ++strayWakeUps;
+        CloseHandle(event);
+        ++sentinelEvents;
+    }
+    qInfo("%d of %d events nobody signalled were signalled", strayWakeUps, sentinelEvents);
+    QCOMPARE(strayWakeUps, 0);
+#endif
+    for (auto &t : threads)
+        QVERIFY2(t->wait(120000), "a flush() hung");
+    QTRY_COMPARE_WITH_TIMEOUT(receiver.calls.load(), qint64(Flushers * PerFlusher), 30000);
+    QCOMPARE(receiver.sum.load(), Flushers * PerFlusher * (PerFlusher + 1) / 2);
+    QTRY_COMPARE(funnel.pendingCalls(), 0);
+    QCOMPARE(funnel.droppedCalls(), 0u);
+    receiverThread.quit();
+    receiverThread.wait();
+    receiver.moveToThread(thread());
 }
 
 namespace {
