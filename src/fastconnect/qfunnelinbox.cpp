@@ -36,7 +36,7 @@ QFunnelInbox::~QFunnelInbox()
 {
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
-    Q_ASSERT(!m_first && !m_held && m_parked.isEmpty() && !m_head.load(std::memory_order_relaxed));
+    Q_ASSERT(!m_first && !m_held && m_parked.isEmpty() && m_incoming.isEmpty());
     m_guard->deref();
     m_core->deref();
 }
@@ -101,7 +101,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         QFunnelProcessingHook::hookCurrentThread();
     }
     noteDeliveryPass();
-    Q_TRACE(qfunnel_pass_begin, this, m_passBudgetNs);
+    Q_TRACE(qfunnel_pass_begin, this, m_budget.ns());
     m_passNowNs = 0; // read when first needed (deliverRateLimitedBatch())
     // A pass delivers what its wake-up admitted (a slot that emits again is served by the
     // next wake-up), within a budget; then it yields to the event loop.
@@ -114,8 +114,10 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     // Started after the first call, and only if more follow: a pass of one call (an idle
     // funnel's) never reads it. Then read after calls 2, 4, 8, ... up to CheckEvery, and every
     // CheckEvery calls from there: slow slots are timed closely, fast ones cheaply.
+    constexpr int CheckEvery = QFunnelPassBudget::CheckEvery;
     QElapsedTimer clock;
-    const qint64 callBudget = PassBudgetCalls * (m_passBudgetNs / PassBudget.count());
+    const qint64 budgetNs = m_budget.ns();
+    const qint64 callBudget = m_budget.calls();
     qsizetype settled = 0;
     int count = 0;
     int nextCheck = 1;
@@ -151,7 +153,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
                 core->admission().releaseCredits(creditsOf(settled));
                 settled = 0;
             }
-            if ((count >= callBudget || (clock.isValid() && clock.nsecsElapsed() >= m_passBudgetNs))
+            if ((count >= callBudget || (clock.isValid() && clock.nsecsElapsed() >= budgetNs))
                 && !barrier && handled >= due) {
                 break;
             }
@@ -163,7 +165,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     }
     Q_TRACE(qfunnel_pass_end, this, handled, m_first != nullptr);
     if (clock.isValid())
-        m_passTimeNs += clock.nsecsElapsed(); // see passFor()
+        m_budget.spend(clock.nsecsElapsed()); // see passFor()
     bump(m_finished, quint64(settled));
     core->admission().releaseCreditsHere(creditsOf(settled));
     if (core->isStopped())

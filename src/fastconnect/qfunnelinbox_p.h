@@ -15,14 +15,15 @@
 // We mean it.
 //
 
+#include "qfunnelcallstack_p.h"
 #include "qfunnelparkedcalls_p.h"
+#include "qfunnelpassbudget_p.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qthread.h>
 
 #include <atomic>
-#include <chrono>
 
 QT_BEGIN_NAMESPACE
 
@@ -33,14 +34,6 @@ namespace QtFastConnectPrivate {
 
 class QFunnelCore;
 class QFunnelReceiverGuard;
-
-// The steady clock, in ns: the rate limit's due times and the pass budget's measure.
-inline qint64 steadyClockNs() noexcept
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
 
 // Delivery stage: the calls of one funnel waiting for one receiver (or context object), shared
 // by all the funnel's connections and invokes to that receiver. Producers (directly, when the
@@ -63,30 +56,9 @@ class QFunnelInbox
 {
     Q_DISABLE_COPY_MOVE(QFunnelInbox)
 public:
-    // A delivery pass stops after PassBudgetCalls calls or PassBudget of time (checked at most
-    // every CheckEvery calls, see runPass()), then posts a resuming wake-up, which Qt delivers
-    // after the events already waiting. The time budget is what keeps a GUI's frame rate under
-    // a flood: while posted events are always pending, Qt's glib event dispatcher runs due
-    // timers at most every other event-loop iteration (a timer source that fired waits at idle
-    // priority until posted events were sent), so a repaint timer can wait for two passes, and
-    // a pass must stay well within half a 60 Hz frame (measured: the report's section 7,
-    // benchmarks/responsiveness). Passes of wake-ups handled together share the budget (see
-    // passFor()).
-    //
-    // That budget grows when the rest of the event loop is expensive: a pass that continues a
-    // backlog (a Resume) lasts PassShare times what the thread spent on everything else since
-    // the previous pass yielded, between PassBudget and MaxPassBudget. A view's deferred work
-    // (the relayout and repaint that rowsInserted() schedules, whose cost grows with the model)
-    // runs once per yield: with fixed 1 ms passes the thread spent most of its time on it (the
-    // report's section 8), while Qt's flood simply starves it. So a backlog
-    // gets at least PassShare / (PassShare + 1) of its receiver's thread, and the view lays out
-    // once per pass, about once a frame at most; a loop whose other work is cheap (a repaint)
-    // still runs every millisecond (benchmarks/modelview).
-    static constexpr int PassBudgetCalls = 8192; // per PassBudget of the pass's budget
-    static constexpr std::chrono::nanoseconds PassBudget = std::chrono::milliseconds(1);
-    static constexpr int PassShare = 3;
-    static constexpr std::chrono::nanoseconds MaxPassBudget = std::chrono::milliseconds(8);
-    static constexpr int CheckEvery = 128;
+    // A pass yields after its budget (QFunnelPassBudget): passes of wake-ups handled together
+    // share it (see passFor()).
+
     // A batched connection's slot gets at most this many calls at once: beyond it, batches
     // save nothing measurable and one slot call would hold the thread for longer than a pass.
     // Not with RateLimitCalls, whose batch is everything since the last one.
@@ -108,21 +80,19 @@ public:
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
     // relaxed for the same reason as QFunnelRelay::isIdle().
-    bool isIdle() const noexcept
-    {
-        return m_head.load(std::memory_order_relaxed) == nullptr; // [P19 empty] a hint
-    }
+    bool isIdle() const noexcept { return m_incoming.isEmpty(); }
     // Pushes a chain of n calls linked newest → oldest (top->next ... bottom), keeping its
     // order, and posts a wake-up for them.
     void push(QFunnelCall *top, QFunnelCall *bottom, quint32 n = 1)
     {
-        publish(top, &bottom->next, top, bottom, n);
+        publish(QFunnelCallStack::newestFirst(top, bottom), n);
     }
     // The relay's push: a chain of n calls linked oldest → newest (first->next ... last; last's
-    // link is not read). A long one goes in whole, as a segment that takeAll() splices in one
-    // step; a short one is turned newest first here. Either way the receiver's thread does not
-    // reverse the relay's calls one by one.
-    void pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n);
+    // link is not read), pushed whole (QFunnelCallStack::oldestFirst()).
+    void pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n)
+    {
+        publish(QFunnelCallStack::oldestFirst(first, last, n), n);
+    }
 
     // A producer waits for room (any thread): if this receiver's thread has not handled the
     // wake-up posted for its calls for StalledMs (it is blocked), or for
@@ -201,51 +171,23 @@ private:
     // Why calls are dropped: the funnel stopped, or DropOldest evicted them (both counted as
     // dropped), or their receiver is dead (counted as discarded).
     enum class Drop { Stopped, Evicted, Dead };
-    // What takeAll() finds in m_head besides calls: a segment, oldest call first, that
-    // pushInOrder() published as one entry. Its pointer is tagged with bit 0 wherever it stands
-    // for a call (m_head, a call's link), so that takeAll() tells the two apart.
-    struct Segment
-    {
-        Q_FASTCONNECT_POOLED
-        QFunnelCall *first;
-        QFunnelCall *last;
-        QFunnelCall *older = nullptr; // the entry pushed before it
-        quint32 n; // calls in it
-    };
-    // Chains shorter than this are reversed by the pusher instead: a segment costs an
-    // allocation and a free, about what reversing a few calls costs.
-    static constexpr quint32 SegmentMinCalls = 8;
-    static Segment *segmentOf(QFunnelCall *entry) noexcept
-    {
-        const quintptr bits = reinterpret_cast<quintptr>(entry);
-        return bits & 1 ? reinterpret_cast<Segment *>(bits & ~quintptr(1)) : nullptr;
-    }
-    // Publishes entry (a call, or a tagged segment), whose link to the entry below it is
-    // *below, standing for the n calls linked from first to last, and posts their wake-up.
-    void publish(QFunnelCall *entry, QFunnelCall **below, QFunnelCall *first, QFunnelCall *last,
-                 quint32 n)
+    // Pushes the chain of n calls and posts their wake-up.
+    void publish(const QFunnelCallStack::Chain &chain, quint32 n)
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
         // [P14 read] m_detached: a hint.
         const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
-                ? markCreditFree(first, last)
+                ? markCreditFree(chain.from, chain.to)
                 : 0;
         // Once published, the calls (and the routes that keep this inbox alive) may be
         // delivered and freed before push() returns: hold a reference until it has.
         ref();
-        QFunnelCall *old = m_head.load(std::memory_order_relaxed);
-        do {
-            *below = old;
-            // [P4 push] Publishes the calls (and their arguments) to the delivering thread.
-            // [P6 push] seq_cst, not just release (the same instruction on x86): see
-            // hasPushesAfterUnlock().
-        } while (!m_head.compare_exchange_weak(old, entry, std::memory_order_seq_cst,
-                                               std::memory_order_relaxed));
+        m_incoming.push(chain);
         // [P5 count] Counted after the push: a wake-up whose fence includes these calls is posted
         // after they were pushed, also one another thread posts (requestWake()): acq_rel, so that
         // a fence read from this count comes after the push, and the pass of that wake-up
-        // finds these calls in m_head.
+        // finds these calls in m_incoming.
         const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
         requestWake(fence);
         if (Q_UNLIKELY(freed))
@@ -260,7 +202,6 @@ private:
     bool postWake(quint64 fence, WakeKind kind);
     void settle(bool leftover);
     void waitForPassLock();
-    void budgetResumedPass();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
     qsizetype markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept;
     void releaseCreditFree(qsizetype n);
@@ -273,7 +214,6 @@ private:
     }
     qsizetype creditsOfSlow(qsizetype n) noexcept;
     void noteDeliveryPass() noexcept;
-    bool hasPushesAfterUnlock() noexcept;
     void runPass(QObject *receiver, bool barrier);
     void takeAll();
     void admit(quint64 fence);
@@ -305,8 +245,7 @@ private:
 
     std::atomic<int> m_ref { 1 };
 
-    // Calls pushed and not yet taken, newest entry first (a call, or a tagged Segment).
-    std::atomic<QFunnelCall *> m_head { nullptr };
+    QFunnelCallStack m_incoming; // calls pushed and not yet taken
     // Calls pushed so far (the fences count them), and the highest fence a Normal wake-up was
     // posted with: a push whose calls an already posted wake-up covers posts none.
     std::atomic<quint64> m_pushed { 0 };
@@ -327,12 +266,12 @@ private:
     // holder settles what it leaves behind (settle()) after unlocking.
     QBasicMutex m_passLock;
     std::atomic<Qt::HANDLE> m_passOwner { nullptr }; // the holder's thread, for nested passes
-    // Calls taken from m_head and admitted by a wake-up's fence, not yet delivered, oldest
+    // Calls taken from m_incoming and admitted by a wake-up's fence, not yet delivered, oldest
     // first; guarded by m_passLock. m_last is valid only while m_first is not null (popping a
     // call never updates it).
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
-    // Calls taken from m_head beyond every fence handled so far, oldest first: positions
+    // Calls taken from m_incoming beyond every fence handled so far, oldest first: positions
     // m_admitted to m_taken - 1 in push order. Guarded by m_passLock.
     QFunnelCall *m_held = nullptr;
     QFunnelCall *m_heldLast = nullptr;
@@ -344,15 +283,7 @@ private:
     // wake-ups are queued. The count is changed by whoever posts, handles or discards one.
     std::atomic<int> m_resumesPending { 0 }; // posted and not handled or discarded; relaxed
     quint64 m_resumeFence = 0;
-    // Time the passes since the last Resume took (guarded by m_passLock): passes of wake-ups
-    // queued together share one budget.
-    qint64 m_passTimeNs = 0;
-    // The budget of passes now, when the last pass yielded (steady clock), and a decaying peak
-    // of the time the rest of the event loop took between a yield and its Resume (see
-    // PassShare; guarded by m_passLock).
-    qint64 m_passBudgetNs = PassBudget.count();
-    qint64 m_yieldedAtNs = 0;
-    qint64 m_restOfLoopNs = 0;
+    QFunnelPassBudget m_budget; // guarded by m_passLock
     // RateLimitCalls: calls waiting for their connection's interval (guarded by m_passLock),
     // and the steady clock as the running pass first read it, or 0.
     QFunnelParkedCalls m_parked;

@@ -138,20 +138,9 @@ void QFunnelInbox::dropWhileUndeliverable()
             return;
         dropAll(dead ? Drop::Dead : Drop::Stopped); // also what a pass took and left
         m_passLock.unlock();
-        if (!hasPushesAfterUnlock())
+        if (!m_incoming.hasPushesAfterUnlock())
             return;
     }
-}
-
-// After unlocking the pass lock: whether calls were pushed that nobody else will look at. A
-// read-modify-write, not a load: ordered after the unlock, and with the pushes' own compare-
-// exchanges on m_head, either it sees a pusher's calls, or that pusher's compare-exchange
-// read this one's value, so that pusher's later tryLock sees the lock free (and takes it).
-bool QFunnelInbox::hasPushesAfterUnlock() noexcept
-{
-    QFunnelCall *expected = nullptr;
-    // [P6 recheck] seq_cst: with push()'s CAS, after the pass lock's unlock.
-    return !m_head.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
 }
 
 // After a thread other than a pass of the receiver's thread unlocked the pass lock: a wake-up
@@ -160,7 +149,7 @@ bool QFunnelInbox::hasPushesAfterUnlock() noexcept
 // leftover: whether the holder left calls taken.
 void QFunnelInbox::settle(bool leftover)
 {
-    if (hasPushesAfterUnlock() || leftover)
+    if (m_incoming.hasPushesAfterUnlock() || leftover)
         wakeForAll();
 }
 
@@ -171,8 +160,7 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
     if (kind == WakeKind::Resume) {
         m_resumesPending.fetch_sub(1, std::memory_order_relaxed);
         fence = qMax(fence, m_resumeFence);
-        m_passTimeNs = 0;
-        budgetResumedPass();
+        m_budget.resume();
     } else if (kind == WakeKind::Normal && m_resumesPending.load(std::memory_order_relaxed) > 0) {
         // The Resume wake-up behind this one runs these calls too: later, never earlier.
         m_resumeFence = qMax(m_resumeFence, fence);
@@ -186,28 +174,14 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
         // Passes of wake-ups handled in one go by Qt's sendPostedEvents() would add up beyond
         // one budget between two paints: once they used it, the next waits for a Resume, in
         // the next event loop iteration.
-        if (m_passTimeNs < m_passBudgetNs || kind == WakeKind::Barrier) {
-            // Caught up: the next backlog starts from the shortest budget.
-            m_passBudgetNs = PassBudget.count();
-            m_restOfLoopNs = 0;
+        if (!m_budget.usedUp() || kind == WakeKind::Barrier) {
+            m_budget.caughtUp();
             return 0;
         }
     }
     m_resumeFence = qMax(m_resumeFence, fence);
-    m_yieldedAtNs = steadyClockNs();
+    m_budget.yielded();
     return m_resumeFence;
-}
-
-// With the pass lock held, as a Resume's pass starts: its budget, from what the event loop did
-// since the pass before it yielded (see PassShare). The clock is read only on this path, a
-// backlog's: a pass of an idle funnel's call reads none.
-void QFunnelInbox::budgetResumedPass()
-{
-    const qint64 restNs = steadyClockNs() - m_yieldedAtNs;
-    // A decaying peak: a view lays out in one iteration and only paints in the next, and the
-    // budget should follow the expensive ones.
-    m_restOfLoopNs = qMax(restNs, m_restOfLoopNs - m_restOfLoopNs / 4);
-    m_passBudgetNs = qBound(PassBudget.count(), PassShare * m_restOfLoopNs, MaxPassBudget.count());
 }
 
 void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
@@ -303,60 +277,18 @@ void QFunnelInbox::postBarrier()
     postWake(fence, WakeKind::Barrier);
 }
 
-void QFunnelInbox::pushInOrder(QFunnelCall *first, QFunnelCall *last, quint32 n)
-{
-    if (n >= SegmentMinCalls) {
-        auto *s = new Segment { first, last, nullptr, n };
-        publish(reinterpret_cast<QFunnelCall *>(reinterpret_cast<quintptr>(s) | 1), &s->older,
-                first, last, n);
-        return;
-    }
-    // Newest first, for push(): each call links to the one before it.
-    QFunnelCall *c = first;
-    QFunnelCall *before = nullptr;
-    for (quint32 i = 0; i < n; ++i) {
-        QFunnelCall *after = c->next;
-        c->next = before;
-        before = c;
-        c = after;
-    }
-    push(last, first, n);
-}
-
 // With the pass lock held: moves what was pushed onto the end of the held list, counting it.
 void QFunnelInbox::takeAll()
 {
-    // [P4 take] acquire: pairs with push()'s release.
-    QFunnelCall *e = m_head.exchange(nullptr, std::memory_order_acquire);
-    if (!e)
+    const QFunnelCallStack::Taken taken = m_incoming.takeAll();
+    if (!taken.first)
         return;
-    // Newest entry first; each goes in front of the ones after it. A segment's calls are in
-    // order already: the relay's long chains cost this thread one step each, not one per call.
-    QFunnelCall *first = nullptr;
-    const Segment *newest = segmentOf(e);
-    QFunnelCall *const last = newest ? newest->last : e;
-    quint64 n = 0;
-    do {
-        if (Segment *s = segmentOf(e)) {
-            s->last->next = first;
-            first = s->first;
-            n += s->n;
-            e = s->older;
-            delete s;
-        } else {
-            QFunnelCall *below = e->next;
-            e->next = first;
-            first = e;
-            e = below;
-            ++n;
-        }
-    } while (e);
     if (m_held)
-        m_heldLast->next = first;
+        m_heldLast->next = taken.first;
     else
-        m_held = first;
-    m_heldLast = last;
-    m_taken += n;
+        m_held = taken.first;
+    m_heldLast = taken.last;
+    m_taken += taken.n;
 }
 
 // With the pass lock held: what was pushed, up to position fence, joins the calls a pass runs.

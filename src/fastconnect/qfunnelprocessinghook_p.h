@@ -42,8 +42,8 @@ class QFunnelCore;
 // and calls a producer handed to an idle funnel's inbox directly, have their wake-ups posted
 // already.
 //
-// The wake-up's pass still yields to the event loop after its budget (QFunnelInbox::
-// PassBudget): a backlog larger than one pass runs in the processings after it.
+// The wake-up's pass still yields to the event loop after its budget (QFunnelPassBudget): a
+// backlog larger than one pass runs in the processings after it.
 class QFunnelProcessingHook
 {
 public:

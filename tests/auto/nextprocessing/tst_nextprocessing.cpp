@@ -252,7 +252,7 @@ void tst_NextProcessing::nestedLoopRunsEarlierCalls_data()
 // returns, 200 runs. With a small capacity and another receiver thread blocked in a slot (its
 // calls stay pending there), as in the random scenario that found a 158 ms nested loop end
 // without a call emitted before it (issue 38). Few calls: a pass yields after its budget of
-// wall time (QFunnelInbox::PassBudget), which a thread preempted on a busy machine can exceed
+// wall time (QFunnelPassBudget::Base), which a thread preempted on a busy machine can exceed
 // within a few dozen calls; its Resume then runs in the next processing.
 void tst_NextProcessing::nestedLoopRunsEarlierCalls()
 {
