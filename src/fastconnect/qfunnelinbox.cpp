@@ -36,7 +36,7 @@ QFunnelInbox::~QFunnelInbox()
 {
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
-    Q_ASSERT(!m_first && !m_held && m_parked.isEmpty() && m_incoming.isEmpty());
+    Q_ASSERT(!m_first && m_held.isEmpty() && m_parked.isEmpty() && m_incoming.isEmpty());
     m_guard->deref();
     m_core->deref();
 }
@@ -411,7 +411,7 @@ void QFunnelInbox::dropAdmitted(Drop why)
         c->route->destroyCall(c);
         ++n;
     }
-    m_completed.store(m_admitted, std::memory_order_relaxed); // see passFor()
+    m_completed.store(m_held.admitted(), std::memory_order_relaxed); // see passFor()
     if (!n)
         return;
     count(why, quint64(n));

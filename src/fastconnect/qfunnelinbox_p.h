@@ -16,6 +16,7 @@
 //
 
 #include "qfunnelcallstack_p.h"
+#include "qfunnelheldcalls_p.h"
 #include "qfunnelparkedcalls_p.h"
 #include "qfunnelpassbudget_p.h"
 
@@ -215,7 +216,6 @@ private:
     qsizetype creditsOfSlow(qsizetype n) noexcept;
     void noteDeliveryPass() noexcept;
     void runPass(QObject *receiver, bool barrier);
-    void takeAll();
     void admit(quint64 fence);
     void dropAll(Drop why);
     void dropAdmitted(Drop why);
@@ -271,12 +271,8 @@ private:
     // call never updates it).
     QFunnelCall *m_first = nullptr;
     QFunnelCall *m_last = nullptr;
-    // Calls taken from m_incoming beyond every fence handled so far, oldest first: positions
-    // m_admitted to m_taken - 1 in push order. Guarded by m_passLock.
-    QFunnelCall *m_held = nullptr;
-    QFunnelCall *m_heldLast = nullptr;
-    quint64 m_admitted = 0;
-    quint64 m_taken = 0;
+    // Calls taken from m_incoming beyond every fence handled so far; guarded by m_passLock.
+    QFunnelHeldCalls m_held;
     // While a pass that yielded has its Resume wake-up pending, a Normal wake-up handled
     // before it leaves its calls to it (raising m_resumeFence, guarded by m_passLock), so that
     // a receiver's thread runs one budgeted pass per event loop iteration however many

@@ -66,9 +66,9 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
         m_stallSeenPasses = passes;
         m_stallSeenAtMs = nowMs;
     }
-    takeAll();
+    m_held.take(m_incoming);
     // Calls wait for a wake-up that was posted and not handled.
-    if ((m_first || m_held || !m_parked.isEmpty())
+    if ((m_first || !m_held.isEmpty() || !m_parked.isEmpty())
         && m_wakesPending.load(std::memory_order_relaxed) > 0) {
         const QFunnelThreadState thread = m_guard->receiverThread();
         // A thread without an event dispatcher has finished, or has not started yet (or is
@@ -76,7 +76,8 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
         const qint64 grace = thread.running ? StalledMs : QFunnelAdmission::StallCheckMs;
         const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
         if (stalled) {
-            const qsizetype pending = chainLength(m_first) + chainLength(m_held) + m_parked.size();
+            const qsizetype pending =
+                    chainLength(m_first) + chainLength(m_held.first()) + m_parked.size();
             // Free calls may be counted before they are pushed (see push()): never count
             // more free calls than there will be.
             const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
@@ -101,7 +102,7 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     }
     // A wake-up handled meanwhile found the lock taken and left its calls to this thread (see
     // wake()).
-    const bool leftover = m_first || m_held || !m_parked.isEmpty();
+    const bool leftover = m_first || !m_held.isEmpty() || !m_parked.isEmpty();
     m_passLock.unlock();
     if (released)
         releaseCreditFree(released);

@@ -170,7 +170,7 @@ quint64 QFunnelInbox::passFor(QObject *receiver, quint64 fence, WakeKind kind)
     runPass(receiver, kind == WakeKind::Barrier);
     if (!m_first) {
         // Relaxed: a hint for flush() (postBarrier()), which posts a barrier when in doubt.
-        m_completed.store(m_admitted, std::memory_order_relaxed);
+        m_completed.store(m_held.admitted(), std::memory_order_relaxed);
         // Passes of wake-ups handled in one go by Qt's sendPostedEvents() would add up beyond
         // one budget between two paints: once they used it, the next waits for a Resume, in
         // the next event loop iteration.
@@ -218,7 +218,7 @@ void QFunnelInbox::wake(QObject *receiver, quint64 fence, WakeKind kind)
     // lock taken. (A slot that destroyed it left nothing to deliver.)
     const bool moved = m_guard->isAliveHere()
             && QObjectPrivate::get(receiver)->threadData.loadRelaxed() != here;
-    const bool leftover = m_first || m_held;
+    const bool leftover = m_first || !m_held.isEmpty();
     m_passLock.unlock();
     if (resume) {
         // After a move, its fence also covers what the wake-ups lost there were for.
@@ -258,7 +258,7 @@ void QFunnelInbox::wakeDiscarded(quint64 fence, WakeKind kind)
             fence = qMax(fence, m_resumeFence);
         admit(fence);
         dropAdmitted(Drop::Dead);
-        const bool leftover = m_first || m_held;
+        const bool leftover = m_first || !m_held.isEmpty();
         m_passLock.unlock();
         settle(leftover); // a wake-up that found the lock taken meanwhile left its calls to us
     }
@@ -277,47 +277,11 @@ void QFunnelInbox::postBarrier()
     postWake(fence, WakeKind::Barrier);
 }
 
-// With the pass lock held: moves what was pushed onto the end of the held list, counting it.
-void QFunnelInbox::takeAll()
-{
-    const QFunnelCallStack::Taken taken = m_incoming.takeAll();
-    if (!taken.first)
-        return;
-    if (m_held)
-        m_heldLast->next = taken.first;
-    else
-        m_held = taken.first;
-    m_heldLast = taken.last;
-    m_taken += taken.n;
-}
-
 // With the pass lock held: what was pushed, up to position fence, joins the calls a pass runs.
 void QFunnelInbox::admit(quint64 fence)
 {
-    takeAll();
-    if (fence <= m_admitted || !m_held)
-        return;
-    QFunnelCall *first = m_held;
-    QFunnelCall *last;
-    if (fence >= m_taken) {
-        // The usual case: the fence covers everything taken.
-        last = m_heldLast;
-        m_held = m_heldLast = nullptr;
-        m_admitted = m_taken;
-    } else {
-        // Pushed after this wake-up was posted: they wait for their own.
-        last = first;
-        for (quint64 i = m_admitted + 1; i < fence; ++i)
-            last = last->next;
-        m_held = last->next;
-        last->next = nullptr;
-        m_admitted = fence;
-    }
-    if (m_first)
-        m_last->next = first;
-    else
-        m_first = first;
-    m_last = last;
+    m_held.take(m_incoming);
+    m_held.admit(fence, m_first, m_last);
 }
 
 } // namespace QtFastConnectPrivate
