@@ -42,9 +42,10 @@ struct QFunnelFlushMarker : QFunnelBatch
     {
         // The flushing thread frees the marker as soon as it has the lock, which may be while
         // this thread is still inside the unlock: MinGW's pthread mutex (std::mutex there)
-        // reads its event handle after it has released the lock, and a stale handle's
-        // SetEvent() woke an unrelated waiter (oneTBB's sleeping relay, whose wait list it
-        // then corrupted). The lock and its condition live apart, until both ends let go.
+        // reads its event handle after it has released the lock, and SetEvent() on a handle
+        // closed meanwhile signals whatever object got its number next (under Wine, oneTBB's
+        // event for the sleeping relay: its wait list corrupted, tst_lifetime::torture crashed
+        // or hung). The lock and its condition live apart, until both ends let go.
         const std::shared_ptr<Completion> completion = m_completion;
         std::lock_guard<std::mutex> locker(completion->lock);
         completion->done = true;

@@ -300,10 +300,10 @@ void tst_QFunnel::emissionAfterFunnelDestroyedIsDropped()
 // frees it as soon as the relay has completed it. The marker's lock used to be freed with it,
 // while the relay could still be inside its unlock: MinGW's pthread mutex (std::mutex there)
 // signals its event after releasing the lock, and signalled whatever object had been given
-// the closed event's handle meanwhile. Under Wine that was oneTBB's event for the sleeping
-// relay, which woke with its wait still listed in the bounded queue, whose wait list the next
-// push corrupted (tst_lifetime::torture crashed or hung in 1 run of 3 to 10). On Windows a
-// sentinel thread makes events nobody signals and counts those that were signalled all the same.
+// the closed event's handle meanwhile. Under Wine, oneTBB's event for the sleeping relay is
+// such an object: woken with its wait still listed, the relay left the bounded queue's wait list
+// corrupted (tst_lifetime::torture crashed or hung in 4 of 20 runs). On Windows the main thread
+// makes events nobody signals meanwhile and counts those that were signalled all the same.
 // Everywhere: every call arrives, every flush() returns.
 void tst_QFunnel::flushesRaceTheRelay()
 {
@@ -337,17 +337,20 @@ void tst_QFunnel::flushesRaceTheRelay()
     int sentinelEvents = 0;
     while (flushersLeft.load() > 0) {
         HANDLE event = CreateEventW(nullptr, FALSE, FALSE, nullptr);
-        QVERIFY(event);
+        if (!event)
+            break; // out of handles: the count below is what it is
         if (WaitForSingleObject(event, 1) == WAIT_OBJECT_0)
             ++strayWakeUps;
         CloseHandle(event);
         ++sentinelEvents;
     }
-    qInfo("%d of %d events nobody signalled were signalled", strayWakeUps, sentinelEvents);
-    QCOMPARE(strayWakeUps, 0);
 #endif
     for (auto &t : threads)
         QVERIFY2(t->wait(120000), "a flush() hung");
+#if defined(Q_OS_WIN)
+    qInfo("%d of %d events nobody signalled were signalled", strayWakeUps, sentinelEvents);
+    QCOMPARE(strayWakeUps, 0);
+#endif
     QTRY_COMPARE_WITH_TIMEOUT(receiver.calls.load(), qint64(Flushers * PerFlusher), 30000);
     QCOMPARE(receiver.sum.load(), Flushers * PerFlusher * (PerFlusher + 1) / 2);
     QTRY_COMPARE(funnel.pendingCalls(), 0);
