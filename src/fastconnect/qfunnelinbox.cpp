@@ -100,7 +100,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         m_hookedDispatcher = here->eventDispatcher.loadRelaxed();
         QFunnelProcessingHook::hookCurrentThread();
     }
-    noteDeliveryPass();
+    m_stall.notePass();
     Q_TRACE(qfunnel_pass_begin, this, m_budget.ns());
     m_passNowNs = 0; // read when first needed (deliverRateLimitedBatch())
     // A pass delivers what its wake-up admitted (a slot that emits again is served by the
@@ -384,7 +384,7 @@ bool QFunnelInbox::claimLatest(QFunnelCall *call)
 void QFunnelInbox::evictOldest()
 {
     // A stalled receiver's calls hold no credit, so evicting one makes no room.
-    if (m_creditFree.load(std::memory_order_relaxed))
+    if (m_stall.hasFreeCalls())
         return;
     while (m_first && m_core->admission().tryEvictOne()) {
         QFunnelCall *c = m_first;

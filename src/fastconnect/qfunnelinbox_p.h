@@ -19,6 +19,7 @@
 #include "qfunnelheldcalls_p.h"
 #include "qfunnelparkedcalls_p.h"
 #include "qfunnelpassbudget_p.h"
+#include "qfunnelstallstate_p.h"
 
 #include <QtFastConnect/qfastconnect.h>
 #include <QtCore/qmutex.h>
@@ -177,10 +178,8 @@ private:
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
-        // [P14 read] m_detached: a hint.
-        const qsizetype freed = Q_UNLIKELY(m_detached.load(std::memory_order_relaxed))
-                ? markCreditFree(chain.from, chain.to)
-                : 0;
+        const qsizetype freed =
+                Q_UNLIKELY(m_stall.isDetached()) ? m_stall.markFree(chain.from, chain.to) : 0;
         // Once published, the calls (and the routes that keep this inbox alive) may be
         // delivered and freed before push() returns: hold a reference until it has.
         ref();
@@ -204,17 +203,9 @@ private:
     void settle(bool leftover);
     void waitForPassLock();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
-    qsizetype markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept;
     void releaseCreditFree(qsizetype n);
-    // Of n calls that finished here (ran or were dropped), how many give a credit back: all,
-    // unless some of this inbox's calls hold none (releaseIfStalled()).
-    qsizetype creditsOf(qsizetype n) noexcept
-    {
-        // [P13 read] relaxed: the calls' push and take order the count with them.
-        return Q_LIKELY(m_creditFree.load(std::memory_order_relaxed) == 0) ? n : creditsOfSlow(n);
-    }
-    qsizetype creditsOfSlow(qsizetype n) noexcept;
-    void noteDeliveryPass() noexcept;
+    // Of n calls that finished here (ran or were dropped), how many give a credit back.
+    qsizetype creditsOf(qsizetype n) noexcept { return m_stall.creditsOf(n); }
     void runPass(QObject *receiver, bool barrier);
     void admit(quint64 fence);
     void dropAll(Drop why);
@@ -298,21 +289,9 @@ private:
     QAbstractEventDispatcher *m_hookedDispatcher = nullptr;
     quint32 m_hookedEpoch = 0;
 
-    // A stalled receiver's inbox (releaseIfStalled()): set by a producer waiting for room,
-    // cleared by the next pass. Relaxed: a stale read either leaves a call holding its credit
-    // (the next check gives it back) or takes one out of the capacity a little early;
-    // m_creditFree keeps every call returning exactly one credit either way.
-    std::atomic<bool> m_detached { false };
-    // How many of the calls pending here hold no credit: the next that many calls to finish
-    // return none, so that every call returns exactly one credit overall. Added to before those
-    // calls are published (the push's release orders it for the pass that takes them).
-    std::atomic<qsizetype> m_creditFree { 0 };
-    // Passes started (single writer, the pass lock's holder), and what the stall check last saw
-    // of them and when (pass lock holder).
-    std::atomic<quint32> m_passes { 0 };
-    quint32 m_stallSeenPasses = 0;
-    qint64 m_stallSeenAtMs = 0;
-    bool m_warnedStalled = false; // pass lock holder
+    // Whether the receiver's thread stalled, and which calls hold no credit (releaseIfStalled():
+    // a producer waiting for room checks; the next pass ends it).
+    QFunnelStallState m_stall;
 
     std::atomic<quint64> m_delivered { 0 };
     std::atomic<quint64> m_discarded { 0 };

@@ -31,41 +31,24 @@ qsizetype chainLength(const QFunnelCall *c) noexcept
 qsizetype QFunnelInbox::heldCallsToWaitFor(const void *inbox) noexcept
 {
     const auto *self = static_cast<const QFunnelInbox *>(inbox);
-    // [P14 read] m_detached: a hint; a waiting producer reads it again after the next stall
-    // check, which sets it.
-    if (self->m_detached.load(std::memory_order_relaxed) || !self->m_guard->isAlive()
-        || self->m_core->isStopped()) {
+    // A hint: a waiting producer reads it again after the next stall check, which sets it.
+    if (self->m_stall.isDetached() || !self->m_guard->isAlive() || self->m_core->isStopped()) {
         return -1;
     }
     return self->heldCalls();
-}
-
-// With m_passLock held, at the start of every pass: the receiver's thread runs its events, so
-// its calls hold capacity again.
-void QFunnelInbox::noteDeliveryPass() noexcept
-{
-    // Hints (see P14); the pass lock orders the stall check's reads of the pending calls.
-    m_passes.store(m_passes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (Q_UNLIKELY(m_detached.load(std::memory_order_relaxed)))
-        m_detached.store(false, std::memory_order_relaxed); // [P14 clear]
 }
 
 qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
 {
     // Only a receiver whose wake-up waits to be handled can be stalled; the flag is a hint
     // here (the pass lock below orders what matters).
-    if (m_detached.load(std::memory_order_relaxed)
-        || m_wakesPending.load(std::memory_order_relaxed) <= 0) {
+    if (m_stall.isDetached() || m_wakesPending.load(std::memory_order_relaxed) <= 0) {
         return 0;
     }
     if (!m_passLock.tryLock())
         return 0; // a pass is running: not stalled
     qsizetype released = 0;
-    const quint32 passes = m_passes.load(std::memory_order_relaxed);
-    if (passes != m_stallSeenPasses || !m_stallSeenAtMs) {
-        m_stallSeenPasses = passes;
-        m_stallSeenAtMs = nowMs;
-    }
+    const qint64 noPassSinceMs = m_stall.noPassSinceMs(nowMs);
     m_held.take(m_incoming);
     // Calls wait for a wake-up that was posted and not handled.
     if ((m_first || !m_held.isEmpty() || !m_parked.isEmpty())
@@ -74,19 +57,14 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
         // A thread without an event dispatcher has finished, or has not started yet (or is
         // starting right now: hence a short grace too).
         const qint64 grace = thread.running ? StalledMs : QFunnelAdmission::StallCheckMs;
-        const bool stalled = thread.thread && nowMs - m_stallSeenAtMs >= grace;
+        const bool stalled = thread.thread && nowMs - noPassSinceMs >= grace;
         if (stalled) {
             const qsizetype pending =
                     chainLength(m_first) + chainLength(m_held.first()) + m_parked.size();
-            // Free calls may be counted before they are pushed (see push()): never count
-            // more free calls than there will be.
-            const qsizetype free = m_creditFree.load(std::memory_order_relaxed);
-            released = qMax<qsizetype>(pending - free, 0);
-            m_creditFree.fetch_add(released, std::memory_order_relaxed);
-            m_detached.store(true, std::memory_order_relaxed); // [P14 set] a hint
+            released = m_stall.detach(pending);
             // One warning per inbox, and one per cause and window for the process: a flood
             // stalls receivers by the thousand (qfunnelwarning_p.h).
-            if (!m_warnedStalled
+            if (m_stall.firstStall()
                 && qfcNoteWarning(thread.running ? QFunnelWarning::ReceiverBlocked
                                                  : QFunnelWarning::ReceiverGone)) {
                 qWarning("QFunnel: a receiver's thread (QThread %p) %s; its %lld pending calls, "
@@ -97,7 +75,6 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
                                         : "has finished or not started",
                          static_cast<long long>(pending));
             }
-            m_warnedStalled = true;
         }
     }
     // A wake-up handled meanwhile found the lock taken and left its calls to this thread (see
@@ -110,32 +87,10 @@ qsizetype QFunnelInbox::releaseIfStalled(qint64 nowMs)
     return released;
 }
 
-// Before a push into a stalled receiver's inbox: its calls hold no credit.
-qsizetype QFunnelInbox::markCreditFree(QFunnelCall *from, QFunnelCall *to) noexcept
-{
-    qsizetype n = 1;
-    for (const QFunnelCall *c = from; c != to; c = c->next)
-        ++n;
-    // Relaxed: the push's release publishes it with the calls.
-    m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13 mark] before the calls' push
-    return n;
-}
-
 void QFunnelInbox::releaseCreditFree(qsizetype n)
 {
     m_core->admission().countOverCapacity(quint64(n));
     m_core->admission().releaseCredits(n);
-}
-
-qsizetype QFunnelInbox::creditsOfSlow(qsizetype n) noexcept
-{
-    // Relaxed: a count, ordered for the pass by the push that published the calls.
-    qsizetype free = m_creditFree.load(std::memory_order_relaxed);
-    qsizetype take;
-    do {
-        take = qMin(free, n);
-    } while (!m_creditFree.compare_exchange_weak(free, free - take, std::memory_order_relaxed));
-    return n - take;
 }
 
 } // namespace QtFastConnectPrivate
