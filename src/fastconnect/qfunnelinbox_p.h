@@ -289,7 +289,7 @@ private:
     QAbstractEventDispatcher *m_hookedDispatcher = nullptr;
     quint32 m_hookedEpoch = 0;
 
-    // Whether the receiver's thread stalled, and which calls hold no credit (releaseIfStalled():
+    // Whether the receiver's thread stalled, and how many calls hold no credit (releaseIfStalled():
     // a producer waiting for room checks; the next pass ends it).
     QFunnelStallState m_stall;
 
