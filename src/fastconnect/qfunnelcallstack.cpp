@@ -13,7 +13,7 @@ QFunnelCallStack::Chain QFunnelCallStack::oldestFirst(QFunnelCall *first, QFunne
     if (n >= SegmentMinCalls) {
         auto *s = new Segment { first, last, nullptr, n };
         return Chain { reinterpret_cast<QFunnelCall *>(reinterpret_cast<quintptr>(s) | 1),
-                       &s->older, first, last };
+                       &s->older };
     }
     // Newest first: each call links to the one before it.
     QFunnelCall *c = first;

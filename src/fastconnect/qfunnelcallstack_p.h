@@ -36,19 +36,16 @@ public:
     QFunnelCallStack() = default;
 
     // A chain of calls made ready for push(): top, the entry to push, and below, its link to the
-    // entry under it, to be filled; from and to, its first and last call in link order (for a
-    // walk that counts them).
+    // entry under it, to be filled.
     struct Chain
     {
         QFunnelCall *top;
         QFunnelCall **below;
-        QFunnelCall *from;
-        QFunnelCall *to;
     };
     // Calls linked newest → oldest (top->next ... bottom): pushed as they are.
     static Chain newestFirst(QFunnelCall *top, QFunnelCall *bottom) noexcept
     {
-        return Chain { top, &bottom->next, top, bottom };
+        return Chain { top, &bottom->next };
     }
     // n calls linked oldest → newest (first->next ... last; last's link is not read): a long
     // chain becomes one segment entry, a short one is turned newest first here.

@@ -150,7 +150,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
             // Room for blocked producers as calls run, not in one burst at the end.
             if (settled >= CreditReturnCalls) {
                 bump(m_finished, quint64(settled));
-                core->admission().releaseCredits(creditsOf(settled));
+                core->admission().releaseCredits(m_stall.creditsOf(settled));
                 settled = 0;
             }
             if ((count >= callBudget || (clock.isValid() && clock.nsecsElapsed() >= budgetNs))
@@ -167,7 +167,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     if (clock.isValid())
         m_budget.spend(clock.nsecsElapsed()); // see passFor()
     bump(m_finished, quint64(settled));
-    core->admission().releaseCreditsHere(creditsOf(settled));
+    core->admission().releaseCreditsHere(m_stall.creditsOf(settled));
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())
@@ -416,7 +416,7 @@ void QFunnelInbox::dropAdmitted(Drop why)
         return;
     count(why, quint64(n));
     bump(m_finished, quint64(n));
-    m_core->admission().releaseCredits(creditsOf(n));
+    m_core->admission().releaseCredits(m_stall.creditsOf(n));
 }
 
 // With m_passLock held. The caller returns the call's credit (except for an evicted call,

@@ -178,8 +178,9 @@ private:
     {
         // A stalled receiver's calls hold no capacity (releaseIfStalled()): these give their
         // credits back, marked before they are published, so that no pass finishes them first.
-        const qsizetype freed =
-                Q_UNLIKELY(m_stall.isDetached()) ? m_stall.markFree(chain.from, chain.to) : 0;
+        const bool detached = m_stall.isDetached();
+        if (Q_UNLIKELY(detached))
+            m_stall.markFree(n);
         // Once published, the calls (and the routes that keep this inbox alive) may be
         // delivered and freed before push() returns: hold a reference until it has.
         ref();
@@ -190,8 +191,8 @@ private:
         // finds these calls in m_incoming.
         const quint64 fence = m_pushed.fetch_add(n, std::memory_order_acq_rel) + n;
         requestWake(fence);
-        if (Q_UNLIKELY(freed))
-            releaseCreditFree(freed);
+        if (Q_UNLIKELY(detached))
+            releaseCreditFree(n);
         deref();
     }
     // A push's wake-up: posted unless a Normal one with a fence as high was claimed.
@@ -204,8 +205,6 @@ private:
     void waitForPassLock();
     quint64 passFor(QObject *receiver, quint64 fence, WakeKind kind);
     void releaseCreditFree(qsizetype n);
-    // Of n calls that finished here (ran or were dropped), how many give a credit back.
-    qsizetype creditsOf(qsizetype n) noexcept { return m_stall.creditsOf(n); }
     void runPass(QObject *receiver, bool barrier);
     void admit(quint64 fence);
     void dropAll(Drop why);

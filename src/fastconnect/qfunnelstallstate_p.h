@@ -43,16 +43,11 @@ public:
     {
         return m_detached.load(std::memory_order_relaxed); // [P14 read] a hint
     }
-    // Before a push into a detached inbox (any thread): the calls from to to, in link order,
-    // hold no credit. Returns how many.
-    qsizetype markFree(const QFunnelCall *from, const QFunnelCall *to) noexcept
+    // Before a push of n calls into a detached inbox (any thread): they hold no credit.
+    void markFree(qsizetype n) noexcept
     {
-        qsizetype n = 1;
-        for (const QFunnelCall *c = from; c != to; c = c->next)
-            ++n;
         // Relaxed: the push's release publishes it with the calls.
         m_creditFree.fetch_add(n, std::memory_order_relaxed); // [P13 mark] before the push
-        return n;
     }
     // Whether some pending calls hold no credit (DropOldest evicts none then: no room made).
     bool hasFreeCalls() const noexcept { return m_creditFree.load(std::memory_order_relaxed) != 0; }
