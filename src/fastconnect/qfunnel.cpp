@@ -55,12 +55,15 @@ using namespace QtFastConnectPrivate;
     the calls of one receiver (or context object) hold at most three times the room the funnel
     has left (its share). A producer that would exceed it waits until that receiver has run
     calls and holds at most half of its share, while producers emitting to other receivers go
-    on: one slow receiver holds at most 3/4 of the capacity, k slow receivers 3/(3k+1) of it
-    each, and at least 1/(3k+1) stays free (fair shares, as HTTP/2's per-stream flow-control
-    windows share a connection's). A funnel's one busy receiver thus keeps most of the capacity
-    as its backlog (see DefaultCapacity). A producer counts its calls per receiver and checks the share once per chunk
-    of credits it reserves (at most 64 calls), so a receiver may hold up to a chunk more per
-    producer thread; the capacity bounds the whole funnel whatever the shares. The wait obeys
+    on: one slow receiver holds at most 3/4 of the capacity; k slow receivers that fill it
+    together 3/(3k+1) of it each, leaving 1/(3k+1) free; each one that comes when others hold
+    theirs at most 3/4 of the room they left, so that k of them leave about 1/4^k free (fair
+    shares, as HTTP/2's per-stream flow-control windows share a connection's). A receiver
+    whose calls hold room never takes the last of it. A funnel's one busy receiver thus keeps
+    most of the capacity as its backlog (see DefaultCapacity). A producer counts its calls per
+    receiver and checks the share once per chunk of credits it reserves (at most 64 calls), so
+    a receiver may hold up to a chunk more per producer thread beyond the first; the capacity
+    bounds the whole funnel whatever the shares. The wait obeys
     blockTimeout(), and, like the wait for room, ends for a receiver whose thread stalls. A
     receiver thread never waits for a share. With DropNewest and DropOldest, the capacity is the
     only bound.

@@ -170,9 +170,10 @@ qsizetype QFunnelAdmission::pendingCalls()
     return capacity() - free;
 }
 
-// Takes up to a chunk of credits: one for the caller's call, the rest into r. Returns false if
-// none is left.
-bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
+// Takes up to a chunk of credits: one for the caller's call, the rest into r. With a share
+// (Block), no more than leaves its receiver within it: see overShare(). Returns Taken, or why
+// not.
+QFunnelAdmission::Take QFunnelAdmission::takeChunk(Reservation &r, Share share, qsizetype *left)
 {
     const qsizetype cap = capacity();
     const qsizetype chunk = chunkSize();
@@ -181,8 +182,25 @@ bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
     // that increment, or it and the thread returning them could each miss the other (it
     // would sleep until the stall check's time-out).
     qsizetype available = m_credits.load(std::memory_order_seq_cst);
+    // After the credits: a waiter sees the finished calls of the pass whose credits it saw
+    // (waitForShare()). -1: no share to keep.
+    const qsizetype held = share.held && policy() == QFunnel::OverflowPolicy::Block
+            ? share.held(share.receiverSide)
+            : -1;
     while (available > 0) {
-        const qsizetype take = qMin(available, chunk);
+        qsizetype take = qMin(available, chunk);
+        if (held >= 0) {
+            // The receiver's calls with this chunk stay within ShareOfRoomLeft times the room
+            // left after it: held + take <= 3 * (available - take), rounded in the receiver's
+            // favour so that a tiny capacity stays usable (one receiver gets both calls of a
+            // capacity of 2). Against the very count the exchange below takes from, so that
+            // producers of different receivers racing for the last credits cannot take them
+            // all: one whose receiver holds three calls or more never takes the last one.
+            const qsizetype room = ShareOfRoomLeft * available - held;
+            take = room > 0 ? qMin(take, (room + ShareOfRoomLeft) / (ShareOfRoomLeft + 1)) : 0;
+            if (take <= 0)
+                return Take::OverShare;
+        }
         // [P7 take] seq_cst (the same instruction on x86 as relaxed): see waitForCredit().
         if (m_credits.compare_exchange_weak(available, available - take, std::memory_order_seq_cst,
                                             std::memory_order_relaxed)) {
@@ -192,22 +210,28 @@ bool QFunnelAdmission::takeChunk(Reservation &r, qsizetype *left)
             noteDepth(cap - (available - take) - (take - 1));
             if (left)
                 *left = available - take;
-            return true;
+            return Take::Taken;
         }
     }
-    return false;
+    return Take::NoRoom;
 }
 
-bool QFunnelAdmission::refillCredit(Reservation &r)
+bool QFunnelAdmission::refillCredit(Reservation &r, Share share)
 {
     const qsizetype cap = capacity();
-    if (takeChunk(r) || (reclaimReservations() && takeChunk(r)))
+    Take took = takeChunk(r, share);
+    if (took == Take::NoRoom && reclaimReservations())
+        took = takeChunk(r, share);
+    if (took == Take::Taken)
         return true;
 
-    // Full. A thread that receives from any funnel must not wait for room: the calls that
-    // would make room may be waiting for this very thread, directly or through a reply that
-    // another funnel carries. It goes over capacity, counted.
+    // Full, or full for this receiver. A thread that receives from any funnel must not wait
+    // for room or a share: the calls that would make room may be waiting for this very thread,
+    // directly or through a reply that another funnel carries. It takes the room left, or
+    // goes over capacity, counted.
     if (isReceiverThread(QThread::currentThread())) {
+        if (took == Take::OverShare && takeChunk(r, Share()) == Take::Taken)
+            return true;
         noteDepth(cap - m_credits.fetch_sub(1, std::memory_order_relaxed) + 1);
         m_overCapacity.fetch_add(1, std::memory_order_relaxed);
         return true;
@@ -231,22 +255,25 @@ bool QFunnelAdmission::refillCredit(Reservation &r)
         return false;
     }
     default:
-        return waitForCredit(r);
+        return waitForCredit(r, share);
     }
 }
 
-bool QFunnelAdmission::waitForCredit(Reservation &r)
+bool QFunnelAdmission::waitForCredit(Reservation &r, Share share)
 {
     ProducerWait wait(blockTimeoutMs());
+    QDeadlineTimer stallCheckAt(StallCheckMs);
     std::unique_lock<std::mutex> locker(m_waitLock);
     // [P7 wait] seq_cst on m_waiters and m_credits: either this thread sees the credits a
     // receiver returned, or that receiver sees this waiter and wakes it. [P8 wait] The same for
     // the credits a receiver keeps in its own reservation (reclaimReservations()).
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool shareWaiter = false; // counted in m_shareWaiters
     bool ok = false;
     while (!isStopped()) {
         qsizetype left = 0;
-        if (takeChunk(r, &left)) {
+        const Take took = takeChunk(r, share, &left);
+        if (took == Take::Taken) {
             // [P7 pass] Room is returned as calls run, and one waiter is woken once resumeLevel()
             // credits are free; a waiter that leaves room behind wakes the next one. So producers
             // wake in proportion to the room made (each takes a chunk), not all at once, and none
@@ -256,25 +283,45 @@ bool QFunnelAdmission::waitForCredit(Reservation &r)
             ok = true;
             break;
         }
-        // Idle threads may have reserved credits since this thread last looked. (Lock order:
-        // m_waitLock, then m_reservationsLock; nothing takes them the other way round.)
-        if (reclaimReservations())
+        if (took == Take::OverShare) {
+            // Room is left, but not for this receiver (another producer took what it wanted
+            // since it last looked): wait as for a share, woken by every return of credits.
+            if (!shareWaiter) {
+                shareWaiter = true;
+                // [P7 wait] seq_cst, then look again: as in waitForShare().
+                m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
+                continue;
+            }
+        } else if (reclaimReservations()) {
+            // Idle threads may have reserved credits since this thread last looked. (Lock
+            // order: m_waitLock, then m_reservationsLock; nothing takes them the other way.)
             continue;
+        }
         // A receiver whose thread has finished or stalled may hold the room: its calls stop
-        // counting against the capacity. Not under m_waitLock: giving credits back takes it.
-        locker.unlock();
-        const bool released = m_stalled.releaseStalled() > 0;
-        locker.lock();
-        if (released)
-            continue;
+        // counting against the capacity (this one's included: then it has no share to keep).
+        // On every look while the funnel is full; every StallCheckMs while it waits for its
+        // share, as waitForShare(), since every return of credits wakes it. Not under
+        // m_waitLock: giving credits back takes it.
+        if (took == Take::NoRoom || stallCheckAt.hasExpired()) {
+            stallCheckAt.setRemainingTime(StallCheckMs);
+            locker.unlock();
+            const bool released = m_stalled.releaseStalled() > 0;
+            locker.lock();
+            if (released)
+                continue;
+        }
         if (wait.deadline.hasExpired())
             break; // the caller drops this call and counts it
         if (wait.trimBeforeFirstSleep(locker))
             continue;
         // Woken by releaseCredits() when room is made; at the latest for the next look for
         // stalled receivers.
-        wait.sleep(locker, m_roomAvailable, StallCheckMs, &warnWaitedForRoom, capacity());
+        wait.sleep(locker, m_roomAvailable,
+                   took == Take::NoRoom ? StallCheckMs : stallCheckAt.remainingTime(),
+                   took == Take::NoRoom ? &warnWaitedForRoom : &warnWaitedForShare, capacity());
     }
+    if (shareWaiter)
+        m_shareWaiters.fetch_sub(1, std::memory_order_relaxed);
     // [P7 pass] Leaving without room (timeout, stop): pass on a wake-up this thread may have
     // taken.
     if (!ok && m_credits.load(std::memory_order_seq_cst) > 0

@@ -91,9 +91,18 @@ public:
     void setThreadReservation(Reservation *r) noexcept;
     // The calling thread has no reservation any more (its lanes are going: thread exit).
     static void clearThreadReservation() noexcept;
-    bool acquireCredit(Reservation &r) // false: drop the call (policy, or stopped)
+    // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
+    // it (its thread stalled, or it was destroyed), for the receiver side's context.
+    using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
+    // The receiver a producer's calls go to, whose share a refill keeps; none: no share.
+    struct Share
     {
-        return takeReserved(r) || refillCredit(r);
+        HeldCalls held = nullptr;
+        const void *receiverSide = nullptr;
+    };
+    bool acquireCredit(Reservation &r, Share share) // false: drop the call (policy, or stopped)
+    {
+        return takeReserved(r) || refillCredit(r, share);
     }
     // acquireCredit() in two steps, for a caller that keeps the common case free of calls:
     // one credit from r, if it holds one; otherwise refillCredit() (which may wait).
@@ -105,19 +114,23 @@ public:
         r.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    bool refillCredit(Reservation &r);
+    bool refillCredit(Reservation &r, Share share);
 
     // Isolation: a receiver's calls hold at most ShareOfRoomLeft times the room the funnel has
-    // left, so that one slow receiver holds at most 3/4 of the capacity, k of them 3/(3k+1)
-    // each, and at least 1/(3k+1) stays free for the producers of other receivers, which do not
-    // wait (as HTTP/2's per-stream flow-control windows share the connection's). Three, not one
-    // (half of the capacity): a funnel's one busy receiver keeps most of the capacity as its
-    // buffer, which covers the time its producers are not scheduled (see
-    // QFunnel::DefaultCapacity). held: that receiver's calls admitted and not yet run or
-    // dropped. Only with the Block policy: the drop policies
-    // keep the capacity as their one bound. Checked once per chunk of credits (the refill), so
-    // a receiver's calls can exceed it by up to a chunk per producer thread (the run a lane has
-    // not charged yet, the credits it holds reserved); the capacity bounds everything.
+    // left, so that one slow receiver holds at most 3/4 of the capacity; k of them filling it
+    // together 3/(3k+1) each, leaving 1/(3k+1); each one that comes when others hold theirs at
+    // most 3/4 of the room they left, so that k of them leave about 1/4^k of the capacity.
+    // That room stays for the producers of other receivers, which do not wait (as HTTP/2's
+    // per-stream flow-control windows share the connection's). Three, not one (half of the
+    // capacity): a funnel's one busy receiver keeps most of the capacity as its buffer, which
+    // covers the time its producers are not scheduled (see QFunnel::DefaultCapacity). held:
+    // that receiver's calls admitted and not yet run or dropped. Only with the Block policy:
+    // the drop policies keep the capacity as their one bound. Checked once per chunk of
+    // credits, by the refill that takes them (takeChunk()), so that producers of different
+    // receivers racing for the last credits cannot take them all. A receiver's calls can
+    // exceed it by up to a chunk per producer thread (the run another lane has not charged
+    // yet, the credits it holds reserved); the capacity bounds everything. overShare(): the
+    // hint, once per chunk, that sends a producer to waitForShare().
     bool overShare(qsizetype held) const noexcept
     {
         // Relaxed: a hint, which waitForShare() reads again in order.
@@ -125,12 +138,9 @@ public:
                 && held >= ShareOfRoomLeft * m_credits.load(std::memory_order_relaxed);
     }
     static constexpr int ShareOfRoomLeft = 3;
-    // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
-    // it (its thread stalled, or it was destroyed), for the receiver side's context.
-    using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
     // A producer whose receiver is over its share waits until it holds at most half of its
-    // share (a hysteresis of 3/20 of the capacity for one slow receiver), as long as
-    // for room (waitForCredit()): the block timeout, the stall checks, the warning. Threads
+    // share (a hysteresis of 3/20 of the capacity for one slow receiver), as long as it would
+    // for room and with the same checks (waitForCredit()): the block timeout, the stall checks, the warning. Threads
     // that receive from any funnel never wait. Returns false if the call must be dropped (the
     // block timeout expired, or the funnel stopped).
     bool waitForShare(HeldCalls held, const void *receiverSide);
@@ -186,8 +196,9 @@ public:
     }
 
 private:
-    bool takeChunk(Reservation &r, qsizetype *left = nullptr);
-    bool waitForCredit(Reservation &r);
+    enum class Take { Taken, NoRoom, OverShare };
+    Take takeChunk(Reservation &r, Share share, qsizetype *left = nullptr);
+    bool waitForCredit(Reservation &r, Share share);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
     // [P10 check] seq_cst: as QFunnelCore::isStopped().

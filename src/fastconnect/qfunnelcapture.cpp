@@ -77,7 +77,9 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     c->countEmittedWithoutLane();
     QFunnelAdmission::Reservation reservation { 0 };
     c->admission().addReservation(&reservation);
-    const bool admitted = !c->isStopped() && c->admission().acquireCredit(reservation);
+    const bool admitted = !c->isStopped()
+            && c->admission().acquireCredit(reservation,
+                                            { &QFunnelInbox::heldCallsToWaitFor, route->inbox });
     c->admission().removeReservation(&reservation); // returns what the refill reserved beyond
     if (!admitted)
         return rejectCall(route, call);
@@ -134,7 +136,7 @@ Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFu
         && !admission.waitForShare(&QFunnelInbox::heldCallsToWaitFor, inbox)) {
         return rejectCall(route, call);
     }
-    if (!admission.refillCredit(lane->reservation()))
+    if (!admission.refillCredit(lane->reservation(), { &QFunnelInbox::heldCallsToWaitFor, inbox }))
         return rejectCall(route, call);
     lane->countForShare(inbox);
     queueAdmitted(route, call, lane);
