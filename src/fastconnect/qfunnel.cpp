@@ -58,12 +58,13 @@ using namespace QtFastConnectPrivate;
     on: one slow receiver holds at most 3/4 of the capacity; k slow receivers that fill it
     together 3/(3k+1) of it each, leaving 1/(3k+1) free; each one that comes when others hold
     theirs at most 3/4 of the room they left, so that k of them leave about 1/4^k free (fair
-    shares, as HTTP/2's per-stream flow-control windows share a connection's). A receiver
-    whose calls hold room never takes the last of it. A funnel's one busy receiver thus keeps
-    most of the capacity as its backlog (see DefaultCapacity). A producer counts its calls per
-    receiver and checks the share once per chunk of credits it reserves (at most 64 calls), so
-    a receiver may hold up to a chunk more per producer thread beyond the first; the capacity
-    bounds the whole funnel whatever the shares. The wait obeys
+    shares, as HTTP/2's per-stream flow-control windows share a connection's). A producer
+    whose receiver holds three calls or more (as its producers have counted them so far) never
+    takes the last credit: that goes to receivers that hold (almost) none. A funnel's one busy
+    receiver thus keeps most of the capacity as its backlog (see DefaultCapacity). A producer
+    counts its calls per receiver and checks the share once per chunk of credits it reserves
+    (at most 64 calls), so a receiver may hold up to a chunk more per producer thread beyond
+    the first; the capacity bounds the whole funnel whatever the shares. The wait obeys
     blockTimeout(), and, like the wait for room, ends for a receiver whose thread stalls. A
     receiver thread never waits for a share. With DropNewest and DropOldest, the capacity is the
     only bound.
