@@ -229,7 +229,8 @@ void tst_Isolation::unrelatedProducerNotHeldBack()
         return n;
     };
     // Qt queues every flood; the funnel's producers wait once their receivers hold their shares
-    // (3/(3k+1) of the capacity each).
+    // (3/(3k+1) of the capacity each when they fill it together; one after another, each 3/4
+    // of the room the ones before left).
     QVERIFY(waitFor([&] {
         return path == QtQueued ? admitted() == slowCount * FloodCalls
                                 : funnel.pendingCalls() >= Capacity / 2;
