@@ -79,7 +79,7 @@ public:
         }
         return m_seenAtMs;
     }
-    // The pass lock's holder: the receiver's thread stalled with pending calls pending; from
+    // The pass lock's holder: the receiver's thread stalled with `pending` calls waiting; from
     // now on they hold no credit. Returns how many credits that frees.
     qsizetype detach(qsizetype pending) noexcept
     {
