@@ -192,9 +192,10 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     using Slot =
             QtFastConnectPrivate::QFunnelMemberSlot<Func2, Stored, typename SlotType::Arguments>;
     // Qt::UniqueConnection compares the member function pointer, as QObject::connect() does.
-    return QtFastConnectPrivate::connectSlot<Func1, Slot, Stored>(funnel, sender, signal, receiver,
-                                                                  new Slot(slot), mode,
-                                                                  reinterpret_cast<void **>(&slot));
+    return QtFastConnectPrivate::connectSlot<Func1, Slot, Stored>(
+            funnel, sender, signal, receiver,
+            [&](void *mem) { return QtFastConnectPrivate::qfcNewIn<Slot>(mem, slot); }, mode,
+            reinterpret_cast<void **>(&slot));
 }
 
 // connect(funnel, sender, &Sender::signal, context, functor)
@@ -224,8 +225,11 @@ connect(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Objec
     using Slot = QtFastConnectPrivate::QFunnelFunctorSlot<F, Stored>;
     // A functor compares equal to nothing: Qt::UniqueConnection is refused, with a warning.
     return QtFastConnectPrivate::connectSlot<Func1, Slot, Stored>(
-            funnel, sender, signal, context, new Slot(F(std::forward<Func2>(functor))), mode,
-            nullptr);
+            funnel, sender, signal, context,
+            [&](void *mem) {
+                return QtFastConnectPrivate::qfcNewIn<Slot>(mem, F(std::forward<Func2>(functor)));
+            },
+            mode, nullptr);
 }
 
 // The same two, through QFunnel::globalInstance().
@@ -298,7 +302,8 @@ connectBatchedMember(QFunnel *funnel,
                   "&Sender::signal)>), by value, const reference or rvalue reference");
     using Slot = QFunnelBatchMemberSlot<Func2, Stored, Keying>;
     return connectSlot<Func1, Slot, Stored>(
-            funnel, sender, signal, receiver, new Slot(slot, std::move(keying)),
+            funnel, sender, signal, receiver,
+            [&](void *mem) { return qfcNewIn<Slot>(mem, slot, std::move(keying)); },
             mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit),
             reinterpret_cast<void **>(&slot));
 }
@@ -329,7 +334,9 @@ connectBatchedFunctor(QFunnel *funnel,
     using Slot = QFunnelBatchFunctorSlot<F, Stored, Keying>;
     return connectSlot<Func1, Slot, Stored>(
             funnel, sender, signal, context,
-            new Slot(F(std::forward<Func2>(functor)), std::move(keying)),
+            [&](void *mem) {
+                return qfcNewIn<Slot>(mem, F(std::forward<Func2>(functor)), std::move(keying));
+            },
             mode | QtFastConnect::ConnectionMode::fromInt(QFunnelBatchedBit), nullptr);
 }
 

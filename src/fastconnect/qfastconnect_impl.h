@@ -23,6 +23,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -92,7 +93,7 @@ struct QFunnelSlotTraits
 inline constexpr int QFunnelBatchedBit = 0x100000;
 
 // ---- The library's entry points for the inline code of this header -------------------------
-// Binaries built against this header call these seven by their signatures, so they are part of
+// Binaries built against this header call these nine by their signatures, so they are part of
 // the library's ABI: changing one (its signature or what it expects of its arguments) fails
 // scripts/abi-check.sh against the recorded baseline (abi/). qfastinvoke_impl.h has the invoke
 // path's two, qpoolallocator.h the pool's.
@@ -115,6 +116,18 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *prepareConnection(QFunnel *funnel, const QObj
                                                      const QObject *receiver, void *slot,
                                                      QFunnelSlotImpl impl, int mode,
                                                      qint64 rateLimitMs);
+// A route with blockBytes of room after it, in one allocation, for the slot and the capture of
+// one connection, which the caller constructs there: *block receives the room's address,
+// aligned for any type of at most __STDCPP_DEFAULT_NEW_ALIGNMENT__. The route has no slot yet
+// and one reference, the capture's: releaseRoute() frees it unused. Any thread.
+Q_FASTCONNECT_EXPORT QFunnelRoute *allocateRoute(std::size_t blockBytes, void **block);
+// prepareConnection() for a route from allocateRoute() whose slot the caller constructed in its
+// room: impl's DestroySlot destroys it there, without freeing it. On a bad call prints a
+// qWarning, releases the route (which destroys the slot) and returns false.
+Q_FASTCONNECT_EXPORT bool prepareRoute(QFunnelRoute *route, QFunnel *funnel, const QObject *sender,
+                                       const QMetaMethod &signal, const QObject *receiver,
+                                       void *slot, QFunnelSlotImpl impl, int mode,
+                                       qint64 rateLimitMs);
 // Installs capture on signal as a direct connection to receiver (type: Qt's flags to add, such
 // as Qt::SingleShotConnection). Takes ownership of capture. What code built against earlier
 // headers calls (their connects are found through the connection registry).
@@ -189,8 +202,8 @@ qsizetype qfcSlotRunBatch(void *slot, QObject *receiver, QFunnelCall *first, qsi
 
 // The one QFunnelSlotImpl of every slot type: Slot provides call(receiver, call node), which
 // checks the receiver's class, invoke(receiver, call node), which does not, and
-// receiverClass().
-template<typename Slot>
+// receiverClass(). InRouteBlock: the slot lives in its route's allocation (allocateRoute()).
+template<typename Slot, bool InRouteBlock = false>
 void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c)
 {
     using CallType = typename Slot::CallNode;
@@ -203,7 +216,10 @@ void qfcSlotImpl(QFunnelSlotOp op, void *slot, QObject *receiver, QFunnelCall *c
         delete static_cast<CallType *>(c);
         break;
     case QFunnelSlotOp::DestroySlot:
-        delete static_cast<Slot *>(slot);
+        if constexpr (InRouteBlock)
+            static_cast<Slot *>(slot)->~Slot(); // the route frees the memory
+        else
+            delete static_cast<Slot *>(slot);
         break;
     case QFunnelSlotOp::Describe: {
         auto *traits = reinterpret_cast<QFunnelSlotTraits *>(c);
@@ -547,14 +563,21 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
     {
         auto *that = static_cast<Derived *>(self);
         switch (which) {
-        case Destroy:
+        case Destroy: {
             // Qt counts the references on its slot objects inside QMetaObject::activate(): an
             // emitting (or comparing) thread's last look at the capture happens before its
             // destruction. [P22 destroy]
             qfcAnnotateAcquire(that);
-            releaseRoute(that->m_route);
-            delete that;
+            QFunnelRoute *const route = that->m_route;
+            if constexpr (Derived::InRouteBlock) {
+                that->~Derived(); // in the route's memory, which the release may free
+                releaseRoute(route);
+            } else {
+                releaseRoute(route);
+                delete that;
+            }
             break;
+        }
         case Call:
             // Qt publishes a new connection to emitting threads with its own atomics, which
             // ThreadSanitizer cannot see: pairs with connectCapture()'s release. [P22 call]
@@ -577,16 +600,20 @@ class QFunnelCapture : public QtPrivate::QSlotObjectBase
 protected:
     // Takes over the caller's reference on route.
     explicit QFunnelCapture(QFunnelRoute *route) : QSlotObjectBase(&impl), m_route(route) {}
+    // Whether the capture lives in its route's memory (allocateRoute()): Derived may say so.
+    static constexpr bool InRouteBlock = false;
     QFunnelRoute *const m_route; // holds a reference, which keeps the route's slot alive
 };
 
-// The capture of a typed connection: Move moves the by-value arguments (MoveArguments).
-template<typename Slot, typename SignalArgs, typename Stored, bool Move>
+// The capture of a typed connection: Move moves the by-value arguments (MoveArguments);
+// InBlock: it lives in its route's allocation, with the slot (allocateRoute()).
+template<typename Slot, typename SignalArgs, typename Stored, bool Move, bool InBlock>
 class QFunnelCaptureSlot;
-template<typename Slot, typename... SignalArgs, typename... Stored, bool Move>
-class QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>, Move>
+template<typename Slot, typename... SignalArgs, typename... Stored, bool Move, bool InBlock>
+class QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>, QtPrivate::List<Stored...>, Move,
+                         InBlock>
     : public QFunnelCapture<QFunnelCaptureSlot<Slot, QtPrivate::List<SignalArgs...>,
-                                               QtPrivate::List<Stored...>, Move>>
+                                               QtPrivate::List<Stored...>, Move, InBlock>>
 {
     const Slot *const m_slot; // the route's
 
@@ -613,6 +640,7 @@ public:
         : QFunnelCapture<QFunnelCaptureSlot>(route), m_slot(slot)
     {}
     static constexpr char SlotKind = Slot::SlotKind;
+    static constexpr bool InRouteBlock = InBlock;
     QFunnelCall *makeCall(void **argv)
     {
         return makeCall(argv, std::index_sequence_for<Stored...> {});
@@ -620,32 +648,90 @@ public:
     bool isSlot(void **a) const { return m_slot->isSlot(a); }
 };
 
-// Every typed connect and connectBatched(): takes ownership of slot. uniqueSlot: what
-// Qt::UniqueConnection compares with (the address of the member function pointer; nullptr for
-// a functor, which compares equal to nothing).
-template<typename Func1, typename Slot, typename Stored>
+// Constructs a T in mem, or on the heap when mem is null: a connection's slot and capture, in
+// their route's allocation or apart (connectSlot()).
+template<typename T, typename... A>
+T *qfcNewIn(void *mem, A &&...a)
+{
+    if (mem)
+        return new (mem) T(std::forward<A>(a)...);
+    return new T(std::forward<A>(a)...);
+}
+
+template<typename Slot, typename SignalArgs, typename Stored, bool InBlock>
+QtPrivate::QSlotObjectBase *qfcNewCapture(void *mem, QFunnelRoute *route, const Slot *slot,
+                                          bool move)
+{
+    if (move)
+        return qfcNewIn<QFunnelCaptureSlot<Slot, SignalArgs, Stored, true, InBlock>>(mem, route,
+                                                                                     slot);
+    return qfcNewIn<QFunnelCaptureSlot<Slot, SignalArgs, Stored, false, InBlock>>(mem, route, slot);
+}
+
+// Every typed connect and connectBatched(): makeSlot(mem) constructs the slot (qfcNewIn()).
+// uniqueSlot: what Qt::UniqueConnection compares with (the address of the member function
+// pointer; nullptr for a functor, which compares equal to nothing). The slot and the capture
+// share their route's allocation (allocateRoute()), so that a connection costs the library one
+// allocation besides Qt's own; types aligned beyond what operator new gives get their own.
+template<typename Func1, typename Slot, typename Stored, typename MakeSlot>
 QMetaObject::Connection
 connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::Object *sender,
-            Func1 signal, const QObject *receiver, Slot *slot, QtFastConnect::ConnectionMode mode,
-            void **uniqueSlot)
+            Func1 signal, const QObject *receiver, MakeSlot &&makeSlot,
+            QtFastConnect::ConnectionMode mode, void **uniqueSlot)
 {
     using SignalArgs = typename QtPrivate::FunctionPointer<Func1>::Arguments;
     const QMetaMethod signalMethod = sender ? QMetaMethod::fromSignal(signal) : QMetaMethod();
-    QFunnelRoute *route =
-            prepareConnection(funnel, sender, signalMethod, receiver, slot, &qfcSlotImpl<Slot>,
-                              mode.toInt(), mode.rateLimitInterval().count());
-    if (!route)
-        return QMetaObject::Connection();
-    QtPrivate::QSlotObjectBase *capture;
-    if (mode.testFlag(QtFastConnect::MoveArguments))
-        capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, true>(route, slot);
-    else
-        capture = new QFunnelCaptureSlot<Slot, SignalArgs, Stored, false>(route, slot);
+    const int modeBits = mode.toInt();
+    const qint64 rateLimitMs = mode.rateLimitInterval().count();
     // Qt::SingleShotConnection rides on the capture's connection: Qt cuts it at the first emit;
     // Qt::UniqueConnection is Qt's check of the signal's connections, under its locks.
-    return connectCapture(sender, signalMethod, receiver, capture, route,
-                          mode.toInt() & (Qt::SingleShotConnection | Qt::UniqueConnection),
-                          uniqueSlot);
+    const int qtFlags = modeBits & (Qt::SingleShotConnection | Qt::UniqueConnection);
+    const bool move = mode.testFlag(QtFastConnect::MoveArguments);
+    using Moving = QFunnelCaptureSlot<Slot, SignalArgs, Stored, true, true>;
+    using Copying = QFunnelCaptureSlot<Slot, SignalArgs, Stored, false, true>;
+    constexpr std::size_t Aligned = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+    if constexpr (alignof(Slot) <= Aligned && alignof(Moving) <= Aligned) {
+        static_assert(sizeof(Moving) == sizeof(Copying) && alignof(Moving) == alignof(Copying));
+        // The capture first, beside the route's fields written per call: Qt writes the slot
+        // object's reference count (in QSlotObjectBase) at every emission. The slot, which the
+        // receiver's thread reads at every call, starts at least a cache line (64 bytes) past
+        // that base, so that the emitting and the receiving thread share no line over them.
+        constexpr std::size_t slotFrom = sizeof(QtPrivate::QSlotObjectBase) + 64 > sizeof(Moving)
+                ? sizeof(QtPrivate::QSlotObjectBase) + 64
+                : sizeof(Moving);
+        constexpr std::size_t slotAt =
+                (slotFrom + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
+        void *block = nullptr;
+        QFunnelRoute *route = allocateRoute(slotAt + sizeof(Slot), &block);
+        Slot *slot = nullptr;
+        QT_TRY
+        {
+            slot = makeSlot(static_cast<char *>(block) + slotAt);
+        }
+        QT_CATCH(...)
+        {
+            releaseRoute(route); // no slot: frees it
+            QT_RETHROW;
+        }
+        if (!prepareRoute(route, funnel, sender, signalMethod, receiver, slot,
+                          &qfcSlotImpl<Slot, true>, modeBits, rateLimitMs)) {
+            return QMetaObject::Connection();
+        }
+        return connectCapture(
+                sender, signalMethod, receiver,
+                qfcNewCapture<Slot, SignalArgs, Stored, true>(block, route, slot, move), route,
+                qtFlags, uniqueSlot);
+    } else {
+        Slot *slot = makeSlot(nullptr);
+        QFunnelRoute *route = prepareConnection(funnel, sender, signalMethod, receiver, slot,
+                                                &qfcSlotImpl<Slot>, modeBits, rateLimitMs);
+        if (!route)
+            return QMetaObject::Connection();
+        return connectCapture(
+                sender, signalMethod, receiver,
+                qfcNewCapture<Slot, SignalArgs, Stored, false>(nullptr, route, slot, move), route,
+                qtFlags, uniqueSlot);
+    }
 }
 
 template<typename L>

@@ -321,16 +321,16 @@ Q_NEVER_INLINE QFunnelRoute *newInvokeTarget(QFunnel *funnel, const QObject *rec
     if (cache)
         cache->forget(core, receiver, key);
     const QByteArray context = QByteArray(where) + "(" + classNameOf(receiver) + ")";
-    QFunnelRoute *route;
+    auto *route = new QFunnelRoute;
     if (newSlot) {
         // invokeBatched(): a batch slot object, delivered as a batched connection's calls are.
-        route = new QFunnelRoute(newSlot(key.member), key.impl);
+        route->attachSlot(newSlot(key.member), key.impl);
         Q_ASSERT(route->describesBatch());
         route->setDelivery(QFunnelRoute::Delivery::Batch);
         route->mode = QtFastConnect::FunnelConnection | QFunnelBatchedBit;
         route->notesArenas = route->isPooled();
     } else {
-        route = new QFunnelRoute(nullptr, key.impl);
+        route->attachSlot(nullptr, key.impl);
         route->setDelivery(QFunnelRoute::Delivery::Invoke);
     }
     QFunnelReceiverStamp stamp;

@@ -21,8 +21,10 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
-QFunnelRoute::QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept : m_slot(slot), m_impl(impl)
+void QFunnelRoute::attachSlot(void *slot, QFunnelSlotImpl impl) noexcept
 {
+    m_slot = slot;
+    m_impl = impl;
     // A slot function built against an older qfastconnect_impl.h ignores Describe and leaves
     // the defaults: Run for every call.
     m_impl(QFunnelSlotOp::Describe, m_slot, nullptr, reinterpret_cast<QFunnelCall *>(&m_traits));
@@ -31,7 +33,8 @@ QFunnelRoute::QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept : m_slot(s
 
 QFunnelRoute::~QFunnelRoute()
 {
-    m_impl(QFunnelSlotOp::DestroySlot, m_slot, nullptr, nullptr);
+    if (m_impl) // not when released unused (allocateRoute())
+        m_impl(QFunnelSlotOp::DestroySlot, m_slot, nullptr, nullptr);
     if (inbox)
         inbox->deref();
     if (guard)
@@ -179,6 +182,20 @@ static bool checkMode(const QObject *sender, const QObject *receiver, int mode, 
     return true;
 }
 
+// The index of signal's connection list, as QObjectPrivate::connect() computes it from a method
+// index: a signal's clones (its declarations without their default arguments,
+// QMetaMethod::Cloned, which follow it) share the list of the signal itself.
+static int connectionListIndex(const QMetaMethod &signal)
+{
+    if (Q_LIKELY(!(signal.attributes() & QMetaMethod::Cloned)))
+        return QMetaObjectPrivate::signalIndex(signal);
+    const QMetaObject *mo = signal.enclosingMetaObject();
+    int index = signal.methodIndex();
+    while (mo->method(index).attributes() & QMetaMethod::Cloned)
+        --index;
+    return QMetaObjectPrivate::signalIndex(mo->method(index));
+}
+
 // The checks of prepareConnection(); the route only takes what passed them.
 static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
                             const QObject *receiver, int mode, qint64 rateLimitMs)
@@ -200,10 +217,9 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
                  classNameOf(receiver), classNameOf(sender));
         return false;
     }
-    const int signalIndex = QMetaObjectPrivate::signalIndex(signal);
     if ((mode & QtFastConnect::MoveArguments)
         && QObjectPrivate::get(const_cast<QObject *>(sender))
-                   ->isSignalConnected(signalIndex, false)) {
+                   ->isSignalConnected(connectionListIndex(signal), false)) {
         qWarning("QtFastConnect::connect(%s::%s, %s): MoveArguments needs the only connection of "
                  "the signal, and it already has one",
                  classNameOf(sender), signal.methodSignature().constData(), classNameOf(receiver));
@@ -212,14 +228,34 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
     return true;
 }
 
+QFunnelRoute *allocateRoute(std::size_t blockBytes, void **block)
+{
+    // The room starts where operator new's alignment allows after the route.
+    constexpr std::size_t Aligned = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+    constexpr std::size_t roomAt = (sizeof(QFunnelRoute) + Aligned - 1) / Aligned * Aligned;
+    void *memory = ::operator new(roomAt + blockBytes);
+    *block = static_cast<char *>(memory) + roomAt;
+    return ::new (memory) QFunnelRoute;
+}
+
 QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,
                                 const QObject *receiver, void *slot, QFunnelSlotImpl impl, int mode,
                                 qint64 rateLimitMs)
 {
-    auto *route = new QFunnelRoute(slot, impl);
+    auto *route = new QFunnelRoute;
+    if (!prepareRoute(route, funnel, sender, signal, receiver, slot, impl, mode, rateLimitMs))
+        return nullptr;
+    return route;
+}
+
+bool prepareRoute(QFunnelRoute *route, QFunnel *funnel, const QObject *sender,
+                  const QMetaMethod &signal, const QObject *receiver, void *slot,
+                  QFunnelSlotImpl impl, int mode, qint64 rateLimitMs)
+{
+    route->attachSlot(slot, impl);
     if (!checkConnection(funnel, sender, signal, receiver, mode, rateLimitMs)) {
         route->deref(); // destroys the slot
-        return nullptr;
+        return false;
     }
     // The bit and the slot come together from connectBatched(); either alone is a bad call
     // (ConnectionMode::fromInt(), or a batch slot's template misused).
@@ -228,22 +264,22 @@ QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QM
                  "QtFastConnect::connectBatched() and a slot that takes a batch",
                  classNameOf(sender), classNameOf(receiver));
         route->deref();
-        return nullptr;
+        return false;
     }
     if (route->describesBatch())
         route->setDelivery(QFunnelRoute::Delivery::Batch);
     const QFunnelWhere where { nullptr, sender, &signal, receiver };
     if (!routeToReceiver(QFunnelPrivate::get(funnel)->core, receiver, route, where)) {
         route->deref();
-        return nullptr;
+        return false;
     }
     route->sender = const_cast<QObject *>(sender);
-    route->signalIndex = QMetaObjectPrivate::signalIndex(signal);
+    route->signalIndex = connectionListIndex(signal);
     route->mode = mode | QtFastConnect::FunnelConnection;
     route->notesArenas = route->describesBatch() && route->isPooled();
     if (mode & QtFastConnect::RateLimitCalls)
         route->rateLimitNs = rateLimitMs * 1000 * 1000;
-    return route;
+    return true;
 }
 
 void releaseRoute(QFunnelRoute *route) noexcept
@@ -267,18 +303,6 @@ void **compareTarget(void **a, char kind, bool *any) noexcept
     return query->kind == kind ? static_cast<void **>(const_cast<void *>(query->key)) : nullptr;
 }
 
-// The index of signal's connection list, as QObjectPrivate::connect() computes it from a method
-// index: a signal's clones (its declarations without their default arguments,
-// QMetaMethod::Cloned, which follow it) share the list of the signal itself.
-static int connectionListIndex(const QMetaMethod &signal)
-{
-    const QMetaObject *mo = signal.enclosingMetaObject();
-    int index = signal.methodIndex();
-    while (mo->method(index).attributes() & QMetaMethod::Cloned)
-        --index;
-    return QMetaObjectPrivate::signalIndex(mo->method(index));
-}
-
 QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod &signal,
                                        const QObject *receiver, QtPrivate::QSlotObjectBase *capture,
                                        QFunnelRoute *route, int type, void **uniqueSlot)
@@ -292,9 +316,10 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
     guard->ref();
     qfcAnnotateRelease(capture); // [P22 publish] the capture and its route, for the emitters
     if (!(type & Qt::UniqueConnection)) {
-        // As in the overload below.
-        c = QObjectPrivate::connect(sender, signal.methodIndex(), receiver, capture,
-                                    connectionType);
+        // As in the overload below, by the index of the signal's connection list, which the
+        // route has already computed.
+        c = QObjectPrivate::connectImpl(sender, route->signalIndex, receiver, nullptr, capture,
+                                        connectionType, nullptr, signal.enclosingMetaObject());
     } else if (!uniqueSlot) {
         qWarning("QtFastConnect::connect(%s, %s): unique connections require a pointer to member "
                  "function of a QObject subclass, or a method given by name or by QMetaMethod",
@@ -306,9 +331,8 @@ QMetaObject::Connection connectCapture(const QObject *sender, const QMetaMethod 
         // Qt's check and insertion, one step under the sender's and receiver's signal-slot
         // locks: a connection whose slot object compares equal to uniqueSlot (a funnel
         // capture's, or any other slot object's, as QObject::connect() checks) refuses it.
-        c = QObjectPrivate::connectImpl(sender, connectionListIndex(signal), receiver, uniqueSlot,
-                                        capture, connectionType, nullptr,
-                                        signal.enclosingMetaObject());
+        c = QObjectPrivate::connectImpl(sender, route->signalIndex, receiver, uniqueSlot, capture,
+                                        connectionType, nullptr, signal.enclosingMetaObject());
     }
     if (c)
         guard->addCapture(c);

@@ -45,8 +45,15 @@ public:
         Batch, // connectBatched(): the slot's runBatch, once for a run of calls
     };
 
-    // Asks the slot function how its calls may be delivered (QFunnelSlotOp::Describe).
-    QFunnelRoute(void *slot, QFunnelSlotImpl impl) noexcept;
+    // A route without its slot yet (attachSlot()): allocated with the connection's own memory
+    // after it (allocateRoute()), or on its own.
+    QFunnelRoute() noexcept = default;
+    static void *operator new(std::size_t bytes) { return ::operator new(bytes); }
+    // Unsized: a route may have room for a slot and a capture after it (allocateRoute()).
+    static void operator delete(void *p) noexcept { ::operator delete(p); }
+    // Once, before the route is published: the slot, which the route's destruction destroys
+    // (QFunnelSlotOp::DestroySlot), and how its calls may be delivered (Describe).
+    void attachSlot(void *slot, QFunnelSlotImpl impl) noexcept;
 
     // Relaxed: a reference publishes nothing (whoever passes the route on publishes it).
     void ref() noexcept { m_ref.fetch_add(1, std::memory_order_relaxed); }
@@ -106,7 +113,7 @@ public:
     QFunnelReceiverGuard *guard = nullptr; // holds a reference
     QFunnelInbox *inbox = nullptr; // holds a reference; the receiver's
     QObject *sender = nullptr; // nullptr for invokes
-    int signalIndex = -1;
+    int signalIndex = -1; // of the signal's connection list (a cloned signal's original)
     int mode = QtFastConnect::FunnelConnection; // ConnectionMode bits, validated
     // The modes whose calls are delivered one at a time (QFunnelInbox::deliverSpecial()), after
     // the capture noted each as its connection's latest.
@@ -118,11 +125,11 @@ public:
     bool notesArenas = false;
 
 private:
-    // The slot, read-only from here on like the routing state above.
-    void *const m_slot;
-    const QFunnelSlotImpl m_impl;
+    // The slot, read-only once attached, like the routing state above.
+    void *m_slot = nullptr;
+    QFunnelSlotImpl m_impl = nullptr;
     QFunnelSlotTraits m_traits;
-    Delivery m_delivery;
+    Delivery m_delivery = Delivery::Run;
     // Keeps what is written per call below off the cache lines of the read-only state above
     // without an over-aligned allocation, which glibc makes several times as costly as a
     // plain one (a connect allocates a route): two bytes 64 apart share no cache line.
