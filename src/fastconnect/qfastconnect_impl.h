@@ -116,11 +116,13 @@ Q_FASTCONNECT_EXPORT QFunnelRoute *prepareConnection(QFunnel *funnel, const QObj
                                                      const QObject *receiver, void *slot,
                                                      QFunnelSlotImpl impl, int mode,
                                                      qint64 rateLimitMs);
-// A route with blockBytes of room after it, in one allocation, for the slot and the capture of
-// one connection, which the caller constructs there: *block receives the room's address,
-// aligned for any type of at most __STDCPP_DEFAULT_NEW_ALIGNMENT__. The route has no slot yet
-// and one reference, the capture's: releaseRoute() frees it unused. Any thread.
-Q_FASTCONNECT_EXPORT QFunnelRoute *allocateRoute(std::size_t blockBytes, void **block);
+// A route in one allocation with room for the slot (slotBytes, before it) and the capture
+// (captureBytes, after it) of one connection, which the caller constructs there: *slot and
+// *capture receive their addresses, aligned for any type of at most
+// __STDCPP_DEFAULT_NEW_ALIGNMENT__. The route has no slot yet and one reference, the
+// capture's: releaseRoute() frees it unused. Any thread.
+Q_FASTCONNECT_EXPORT QFunnelRoute *allocateRoute(std::size_t slotBytes, std::size_t captureBytes,
+                                                 void **slot, void **capture);
 // prepareConnection() for a route from allocateRoute() whose slot the caller constructed in its
 // room: impl's DestroySlot destroys it there, without freeing it. On a bad call prints a
 // qWarning, releases the route (which destroys the slot) and returns false.
@@ -692,21 +694,17 @@ connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::O
     constexpr std::size_t Aligned = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
     if constexpr (alignof(Slot) <= Aligned && alignof(Moving) <= Aligned) {
         static_assert(sizeof(Moving) == sizeof(Copying) && alignof(Moving) == alignof(Copying));
-        // The capture first, beside the route's fields written per call: Qt writes the slot
-        // object's reference count (in QSlotObjectBase) at every emission. The slot, which the
-        // receiver's thread reads at every call, starts at least a cache line (64 bytes) past
-        // that base, so that the emitting and the receiving thread share no line over them.
-        constexpr std::size_t slotFrom = sizeof(QtPrivate::QSlotObjectBase) + 64 > sizeof(Moving)
-                ? sizeof(QtPrivate::QSlotObjectBase) + 64
-                : sizeof(Moving);
-        constexpr std::size_t slotAt =
-                (slotFrom + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
-        void *block = nullptr;
-        QFunnelRoute *route = allocateRoute(slotAt + sizeof(Slot), &block);
+        // The slot before the route, beside its fields that are read-only too (the receiver's
+        // thread reads both at every call); the capture after it, beside its fields written per
+        // call (Qt writes the capture's reference count at every emission).
+        void *slotMemory = nullptr;
+        void *captureMemory = nullptr;
+        QFunnelRoute *route =
+                allocateRoute(sizeof(Slot), sizeof(Moving), &slotMemory, &captureMemory);
         Slot *slot = nullptr;
         QT_TRY
         {
-            slot = makeSlot(static_cast<char *>(block) + slotAt);
+            slot = makeSlot(slotMemory);
         }
         QT_CATCH(...)
         {
@@ -719,8 +717,8 @@ connectSlot(QFunnel *funnel, const typename QtPrivate::FunctionPointer<Func1>::O
         }
         return connectCapture(
                 sender, signalMethod, receiver,
-                qfcNewCapture<Slot, SignalArgs, Stored, true>(block, route, slot, move), route,
-                qtFlags, uniqueSlot);
+                qfcNewCapture<Slot, SignalArgs, Stored, true>(captureMemory, route, slot, move),
+                route, qtFlags, uniqueSlot);
     } else {
         Slot *slot = makeSlot(nullptr);
         QFunnelRoute *route = prepareConnection(funnel, sender, signalMethod, receiver, slot,

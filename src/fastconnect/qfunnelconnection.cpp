@@ -23,6 +23,7 @@ namespace QtFastConnectPrivate {
 
 void QFunnelRoute::attachSlot(void *slot, QFunnelSlotImpl impl) noexcept
 {
+    Q_ASSERT(!m_inBlock || slot == m_slot); // allocateRoute() placed it
     m_slot = slot;
     m_impl = impl;
     // A slot function built against an older qfastconnect_impl.h ignores Describe and leaves
@@ -228,14 +229,18 @@ static bool checkConnection(QFunnel *funnel, const QObject *sender, const QMetaM
     return true;
 }
 
-QFunnelRoute *allocateRoute(std::size_t blockBytes, void **block)
+QFunnelRoute *allocateRoute(std::size_t slotBytes, std::size_t captureBytes, void **slot,
+                            void **capture)
 {
-    // The room starts where operator new's alignment allows after the route.
+    // Each part starts where operator new's alignment allows.
     constexpr std::size_t Aligned = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
-    constexpr std::size_t roomAt = (sizeof(QFunnelRoute) + Aligned - 1) / Aligned * Aligned;
-    void *memory = ::operator new(roomAt + blockBytes);
-    *block = static_cast<char *>(memory) + roomAt;
-    return ::new (memory) QFunnelRoute;
+    constexpr auto rounded = [](std::size_t n) { return (n + Aligned - 1) / Aligned * Aligned; };
+    const std::size_t routeAt = rounded(slotBytes);
+    const std::size_t captureAt = routeAt + rounded(sizeof(QFunnelRoute));
+    char *memory = static_cast<char *>(::operator new(captureAt + captureBytes));
+    *slot = memory;
+    *capture = memory + captureAt;
+    return ::new (memory + routeAt) QFunnelRoute(*slot);
 }
 
 QFunnelRoute *prepareConnection(QFunnel *funnel, const QObject *sender, const QMetaMethod &signal,

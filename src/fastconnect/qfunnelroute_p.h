@@ -45,12 +45,11 @@ public:
         Batch, // connectBatched(): the slot's runBatch, once for a run of calls
     };
 
-    // A route without its slot yet (attachSlot()): allocated with the connection's own memory
-    // after it (allocateRoute()), or on its own.
+    // A route without its slot yet (attachSlot()), on its own (operator new).
     QFunnelRoute() noexcept = default;
-    static void *operator new(std::size_t bytes) { return ::operator new(bytes); }
-    // Unsized: a route may have room for a slot and a capture after it (allocateRoute()).
-    static void operator delete(void *p) noexcept { ::operator delete(p); }
+    // The same, in the middle of an allocation that starts with the memory of its slot (and
+    // ends with its connection's capture: allocateRoute()).
+    explicit QFunnelRoute(void *slotMemory) noexcept : m_slot(slotMemory), m_inBlock(true) {}
     // Once, before the route is published: the slot, which the route's destruction destroys
     // (QFunnelSlotOp::DestroySlot), and how its calls may be delivered (Describe).
     void attachSlot(void *slot, QFunnelSlotImpl impl) noexcept;
@@ -63,7 +62,7 @@ public:
         // [P23 last] acq_rel: the last owner sees every other owner's writes (the latest pointer,
         // the slot's state) before the destructor runs.
         if (m_ref.fetch_sub(n, std::memory_order_acq_rel) == n)
-            delete this;
+            destroy();
     }
 
     // Delivery; receiver's thread only. Runs the call and destroys it; the caller then
@@ -130,6 +129,7 @@ private:
     QFunnelSlotImpl m_impl = nullptr;
     QFunnelSlotTraits m_traits;
     Delivery m_delivery = Delivery::Run;
+    const bool m_inBlock = false; // m_slot starts this route's allocation
     // Keeps what is written per call below off the cache lines of the read-only state above
     // without an over-aligned allocation, which glibc makes several times as costly as a
     // plain one (a connect allocates a route): two bytes 64 apart share no cache line.
@@ -177,6 +177,12 @@ public:
 private:
     static constexpr quintptr MixedArenas = 1;
     ~QFunnelRoute();
+    void destroy() noexcept
+    {
+        void *const memory = m_inBlock ? m_slot : this;
+        this->~QFunnelRoute();
+        ::operator delete(memory);
+    }
 
     std::atomic<int> m_ref { 1 }; // with the per-call fields
 };
