@@ -33,6 +33,7 @@ void QFunnelCore::stop()
     m_parkedTimer.stop();
     m_inboxes.dropAllPending();
     m_inboxes.dropAllDeferred(); // and the references the deferred drops hold
+    m_inboxes.releaseRetained();
     m_queue.releaseSpares();
 }
 

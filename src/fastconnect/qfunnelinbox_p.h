@@ -79,6 +79,7 @@ public:
     void deref() noexcept;
 
     QFunnelReceiverGuard *guard() const noexcept { return m_guard; }
+    const QFunnelCore *core() const noexcept { return m_core; }
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
     // relaxed for the same reason as QFunnelRelay::isIdle().

@@ -17,13 +17,40 @@ namespace QtFastConnectPrivate {
 QFunnelInbox *QFunnelInboxRegistry::inboxFor(QFunnelCore *core, QFunnelReceiverGuard *guard,
                                              Qt::HANDLE threadId)
 {
+    // The receiver's inbox usually outlives its connections (retained by its guard): found
+    // there, under the guard's lock alone.
+    if (QFunnelInbox *inbox = guard->retainedInbox(core))
+        return inbox;
     QMutexLocker locker(&m_lock);
     QFunnelInbox *&inbox = m_inboxes[guard];
     // An inbox whose last reference is being dropped right now is replaced; its forget() then
     // leaves the new one in place.
-    if (!inbox || !inbox->tryRef())
+    if (!inbox || !inbox->tryRef()) {
         inbox = new QFunnelInbox(core, guard, threadId);
+        // Kept while the receiver lives, until the funnel stops: stop() sets its flag before
+        // it takes this lock to forget the retained ones (releaseRetained()), so that either
+        // it finds this one or this reads the flag.
+        if (!core->isStopped())
+            guard->retainInbox(inbox);
+    }
     return inbox;
+}
+
+void QFunnelInboxRegistry::releaseRetained()
+{
+    QList<QFunnelInbox *> released;
+    {
+        QMutexLocker locker(&m_lock);
+        for (QFunnelInbox *inbox : std::as_const(m_inboxes)) {
+            // An inbox being destroyed (not retained, then) stays valid until its forget(),
+            // which waits for this lock.
+            if (inbox->guard()->forgetRetainedInbox(inbox))
+                released.append(inbox);
+        }
+    }
+    // Not under the lock: the last reference's forget() takes it.
+    for (QFunnelInbox *inbox : std::as_const(released))
+        inbox->deref();
 }
 
 void QFunnelInboxRegistry::forget(QFunnelInbox *inbox)

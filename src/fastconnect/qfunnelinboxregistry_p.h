@@ -44,13 +44,17 @@ class QFunnelInboxRegistry final : public QFunnelStalledReceivers
 public:
     QFunnelInboxRegistry() = default;
 
-    // The inbox of the receiver guard watches, created on first use, with a reference for the
-    // caller (any thread). threadId: the receiver's thread now.
+    // The inbox of the receiver guard watches, created on first use and kept while the
+    // receiver lives or until the funnel stops, with a reference for the caller (any thread).
+    // threadId: the receiver's thread now.
     QFunnelInbox *inboxFor(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId);
     // An inbox's last reference is gone: it leaves the registry, its statistics stay here.
     void forget(QFunnelInbox *inbox);
     // The funnel stopped: every inbox drops what it holds (QFunnelInbox::dropPendingOnStop()).
     void dropAllPending();
+    // The funnel stopped: the receivers' guards give back the inboxes they kept for their next
+    // connects (QFunnelReceiverGuard::retainInbox()), which then go with their last route.
+    void releaseRetained();
     // flush(), after the calling thread's calls reached their inboxes: each inbox that may hold
     // calls not run yet posts a barrier wake-up (QFunnelInbox::postBarrier()), from this thread.
     void postBarriers();

@@ -11,6 +11,8 @@
 #include <QtCore/private/qobject_p.h>
 #include <QtCore/private/qthread_p.h>
 
+#include <utility>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -125,6 +127,7 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
     locker.unlock();
     if (lost) {
         lost->dropCallsAwaitingHook(); // user code (argument destructors): not under the lock
+        lost->releaseRetainedInbox();
         lost->deref();
     }
     return guard;
@@ -154,6 +157,49 @@ void QFunnelReceiverGuard::dropCallsAwaitingHook()
         inbox->dropWhereDestroyed();
         inbox->deref();
     }
+}
+
+void QFunnelReceiverGuard::retainInbox(QFunnelInbox *inbox)
+{
+    std::lock_guard<std::mutex> locker(m_lock);
+    // Not while the receiver is being destroyed: its inboxes go with their routes.
+    if (m_capturesTaken || m_retainedInbox)
+        return;
+    inbox->ref();
+    m_retainedInbox = inbox;
+}
+
+QFunnelInbox *QFunnelReceiverGuard::retainedInbox(const QFunnelCore *core)
+{
+    std::lock_guard<std::mutex> locker(m_lock);
+    QFunnelInbox *const inbox = m_retainedInbox;
+    if (!inbox || inbox->core() != core)
+        return nullptr;
+    inbox->ref();
+    return inbox;
+}
+
+bool QFunnelReceiverGuard::forgetRetainedInbox(QFunnelInbox *inbox)
+{
+    std::lock_guard<std::mutex> locker(m_lock);
+    if (m_retainedInbox != inbox)
+        return false;
+    m_retainedInbox = nullptr;
+    return true;
+}
+
+void QFunnelReceiverGuard::releaseRetainedInbox()
+{
+    QFunnelInbox *inbox;
+    {
+        std::lock_guard<std::mutex> locker(m_lock);
+        m_capturesTaken = true; // and retains no more
+        inbox = std::exchange(m_retainedInbox, nullptr);
+    }
+    // Not under the lock: the last reference's QFunnelInboxRegistry::forget() takes the
+    // registry's.
+    if (inbox)
+        inbox->deref();
 }
 
 void QFunnelReceiverGuard::installHook(QObject *receiver)
@@ -280,6 +326,7 @@ void QFunnelReceiverGuard::receiverDestroyed()
     // Calls that found the receiver dying before the store above: dropped here, the
     // destroying thread, as Qt's queued calls to it are (~QObject deletes their events).
     dropCallsAwaitingHook();
+    releaseRetainedInbox();
     deref(); // the registry's reference
 }
 

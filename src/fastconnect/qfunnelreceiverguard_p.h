@@ -33,6 +33,7 @@ class QThread;
 
 namespace QtFastConnectPrivate {
 
+class QFunnelCore;
 class QFunnelInbox;
 class QFunnelLastThread;
 
@@ -102,6 +103,17 @@ public:
     // destroying thread. False once the hook has run (lastThread() is known). Any thread.
     bool dropWhenDestroyed(QFunnelInbox *inbox);
 
+    // Keeps inbox for the receiver's next connects while the receiver lives, so that connecting
+    // and cutting in turn does not create and destroy it each time: takes a reference, unless
+    // the hook has run or an inbox (of another funnel) is kept already. Under the funnel's
+    // QFunnelInboxRegistry lock.
+    void retainInbox(QFunnelInbox *inbox);
+    // The inbox retained for core, with a reference for the caller, or nullptr; any thread.
+    QFunnelInbox *retainedInbox(const QFunnelCore *core);
+    // Forgets inbox if it is retained: true if it was, and the caller then owns the reference
+    // it held. Under the funnel's QFunnelInboxRegistry lock (the funnel stopped).
+    bool forgetRetainedInbox(QFunnelInbox *inbox);
+
     // The thread the receiver was destroyed in, once isAlive() or post() read it as dead; null
     // if that thread has no event dispatcher, or the receiver went without this guard's hook.
     std::shared_ptr<QFunnelLastThread> lastThread() const
@@ -130,6 +142,7 @@ private:
     void receiverDestroyed();
     void endRead() noexcept;
     void dropCallsAwaitingHook();
+    void releaseRetainedInbox();
 
     std::atomic<QObject *> m_receiver; // nulled by the destroyed() hook
     // Set by the hook before it nulls m_receiver, read after: P11 orders it.
@@ -143,6 +156,9 @@ private:
     // Inboxes whose calls wait for the hook to learn the destroying thread; guarded by m_lock,
     // each holds a reference.
     QList<QFunnelInbox *> m_dropsAwaitingHook;
+    // The inbox kept for the next connects (retainInbox()), with a reference; guarded by m_lock.
+    // One: most receivers are connected through one funnel.
+    QFunnelInbox *m_retainedInbox = nullptr;
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).
     std::mutex m_lock;
     std::condition_variable m_readersDone; // the hook waits on it for m_readers to drain
