@@ -515,6 +515,8 @@ private Q_SLOTS:
     void nestedEventLoopRunsBurst();
     void rateLimitAfterMoveToThread_data() { addPaths(); }
     void rateLimitAfterMoveToThread();
+    void reconnectAfterMoveAndFunnelGone_data() { addPaths(); }
+    void reconnectAfterMoveAndFunnelGone();
     void secondApplication_data() { addPaths(); }
     void secondApplication();
     void disconnectAllThenDelete_data();
@@ -906,6 +908,67 @@ void tst_Lifetime::rateLimitAfterMoveToThread()
         const QFunnel::Statistics s = funnel.statistics();
         QCOMPARE(s.coalesced, Burst - 2);
         const QByteArray error = accountingError(s, 2);
+        QVERIFY2(error.isEmpty(), error.constData());
+    }
+}
+
+// A receiver connected, cut and connected again while it lives (its funnel inbox outlives the
+// cut), moved to another thread in between, then connected through a new funnel once the first
+// is destroyed: each connection's calls run in the receiver's thread of the time, all of them,
+// and the funnels' accounting closes (ASan: nothing of either funnel stays behind).
+void tst_Lifetime::reconnectAfterMoveAndFunnelGone()
+{
+    QFETCH(int, path);
+    constexpr quint64 Calls = 100;
+    auto funnel = std::make_unique<QFunnel>();
+    EventLoopThread t1;
+    EventLoopThread t2;
+    t1.start();
+    t2.start();
+    Producer producer;
+    auto *r = new Receiver;
+    r->moveToThread(&t1);
+    quint64 emitted = 0;
+    const auto connectAndEmit = [&] {
+        const QMetaObject::Connection c = path == QtQueued
+                ? QObject::connect(&producer, &Producer::value, r, &Receiver::onValue,
+                                   Qt::QueuedConnection)
+                : QtFastConnect::connect(funnel.get(), &producer, &Producer::value, r,
+                                         &Receiver::onValue);
+        for (quint64 i = 0; i < Calls; ++i)
+            Q_EMIT producer.value(++emitted);
+        return c;
+    };
+    const auto allRan = [&] { return waitFor([&] { return r->calls.load() == emitted; }); };
+
+    QMetaObject::Connection c = connectAndEmit();
+    QVERIFY(c);
+    QVERIFY(allRan());
+    QCOMPARE(r->lastThread.load(), &t1);
+    QVERIFY(QObject::disconnect(c));
+    r->moveFromItsThread(&t2);
+    t1.quit();
+    QVERIFY(t1.wait(QDeadlineTimer(HangTimeoutMs)));
+
+    c = connectAndEmit();
+    QVERIFY(c);
+    QVERIFY2(allRan(), text("%llu of %llu calls ran", r->calls.load(), emitted).constData());
+    QCOMPARE(r->lastThread.load(), &t2);
+    QVERIFY(QObject::disconnect(c));
+    if (path == Funnel) {
+        const QByteArray error = accountingError(funnel->statistics(), emitted);
+        QVERIFY2(error.isEmpty(), error.constData());
+    }
+
+    funnel = std::make_unique<QFunnel>();
+    c = connectAndEmit();
+    QVERIFY(c);
+    QVERIFY2(allRan(), text("%llu of %llu calls ran", r->calls.load(), emitted).constData());
+    QCOMPARE(r->lastThread.load(), &t2);
+    QCOMPARE(Receiver::wrongThreadCalls.load(), 0u);
+    QVERIFY(destroyInTheirThreads({ r }));
+    if (path == Funnel) {
+        const QByteArray error = accountingError(funnel->statistics(), Calls);
         QVERIFY2(error.isEmpty(), error.constData());
     }
 }
