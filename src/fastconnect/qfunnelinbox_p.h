@@ -53,7 +53,8 @@ class QFunnelReceiverGuard;
 // wake-up (flush()) runs up to its fence without yielding to the event loop, so that no event
 // posted after flush() overtakes the calls emitted before it.
 //
-// Reference counted: each route to it holds one, and so does a wake-up in flight.
+// Reference counted: each route to it holds one, and so does a wake-up in flight; the receiver's
+// guard keeps one while the receiver lives and the funnel runs (retainInbox()).
 class QFunnelInbox
 {
     Q_DISABLE_COPY_MOVE(QFunnelInbox)
