@@ -107,6 +107,13 @@ QFunnelReceiverGuard *QFunnelReceiverGuard::acquire(QObject *receiver)
 {
     GuardRegistry &reg = registry();
     QMutexLocker locker(&reg.lock);
+    // The common case, a receiver connected before whose guard is alive: a look-up alone,
+    // which does not detach or insert.
+    if (QFunnelReceiverGuard *known = std::as_const(reg.guards).value(receiver);
+        known && !known->m_weak.isNull()) {
+        known->ref();
+        return known;
+    }
     QFunnelReceiverGuard *&slot = reg.guards[receiver];
     QFunnelReceiverGuard *lost = nullptr;
     if (slot && slot->m_weak.isNull()) {
