@@ -29,6 +29,7 @@ public:
     {}
     QFunnelCall *makeCall(void **argv) { return m_slot->makeCall(m_route, argv); }
     static constexpr char SlotKind = 'M';
+    static constexpr bool InRouteBlock = true; // allocateRoute(), with the slot
     bool isSlot(void **a) const
     {
         return *reinterpret_cast<const int *>(a) == m_slot->methodIndex();
@@ -101,18 +102,24 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     }
 
     const int methodIndex = method.methodIndex();
-    auto *slot = new QFunnelMetaCallSlot(methodIndex, types);
-    QFunnelRoute *route =
-            prepareConnection(funnel, sender, signal, receiver, slot, &QFunnelMetaCallSlot::impl,
-                              mode.toInt(), mode.rateLimitInterval().count());
-    if (!route)
+    // One allocation for the slot, the route and the capture, as typed connects make it.
+    static_assert(alignof(QFunnelMetaCallSlot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__
+                  && alignof(QFunnelMetaCapture) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+    void *slotMemory = nullptr;
+    void *captureMemory = nullptr;
+    QFunnelRoute *route = allocateRoute(sizeof(QFunnelMetaCallSlot), sizeof(QFunnelMetaCapture),
+                                        &slotMemory, &captureMemory);
+    auto *slot = new (slotMemory) QFunnelMetaCallSlot(methodIndex, types);
+    if (!prepareRoute(route, funnel, sender, signal, receiver, slot, &QFunnelMetaCallSlot::impl,
+                      mode.toInt(), mode.rateLimitInterval().count())) {
         return {};
+    }
     // A unique connect compares with the method: Qt asks each slot object of the signal's
     // connections to receiver, and only a funnel connection by name to it answers yes.
     QFunnelSlotQuery sameMethod('M', &methodIndex);
-    return connectCapture(sender, signal, receiver, new QFunnelMetaCapture(route, slot), route,
-                          mode.toInt() & (Qt::SingleShotConnection | Qt::UniqueConnection),
-                          sameMethod.asSlot());
+    return connectCapture(
+            sender, signal, receiver, new (captureMemory) QFunnelMetaCapture(route, slot), route,
+            mode.toInt() & (Qt::SingleShotConnection | Qt::UniqueConnection), sameMethod.asSlot());
 }
 
 bool resolveSignal(const char *fn, const QObject *sender, const char *signal, QMetaMethod *sig)

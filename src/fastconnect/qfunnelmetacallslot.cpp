@@ -72,7 +72,7 @@ void QFunnelMetaCallSlot::impl(QFunnelSlotOp op, void *self, QObject *receiver, 
         that->destroy(c);
         break;
     case QFunnelSlotOp::DestroySlot:
-        delete that;
+        that->~QFunnelMetaCallSlot(); // in its route's allocation, which the route frees
         break;
     case QFunnelSlotOp::Describe: // the defaults: Run, which checks the receiver itself
         break;

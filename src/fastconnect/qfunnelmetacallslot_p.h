@@ -42,6 +42,8 @@ public:
     // True when type can be copied into a call and destroyed again.
     static bool isQueueable(QMetaType type);
 
+    // The slot function. The slot lives in its route's allocation (allocateRoute()): its
+    // DestroySlot destroys it there.
     static void impl(QFunnelSlotOp op, void *self, QObject *receiver, QFunnelCall *c);
 
 private:
