@@ -6,6 +6,9 @@
 #include "pool/qpoolallocator_p.h"
 
 #include <QtCore/qdeadlinetimer.h>
+#include <QtCore/qhash.h>
+#include <QtCore/qpointer.h>
+#include <QtCore/qthread.h>
 
 #include <algorithm>
 #include <chrono>
@@ -460,7 +463,11 @@ namespace {
 struct ReceiverThreads
 {
     QMutex lock;
-    QList<QPointer<QThread>> threads; // guarded by lock
+    // By address, looked up at every connect and every refill of a receiver thread's lane: the
+    // QPointer tells a live thread from a destroyed one whose address a new thread took.
+    // Destroyed threads' entries go once the set has doubled since the last sweep.
+    QHash<QThread *, QPointer<QThread>> threads; // guarded by lock
+    qsizetype sweepAt = 16; // guarded by lock
 };
 ReceiverThreads &receiverThreads()
 {
@@ -474,12 +481,14 @@ bool QFunnelAdmission::addReceiverThread(QThread *thread)
 {
     ReceiverThreads &t = receiverThreads();
     QMutexLocker locker(&t.lock);
-    t.threads.removeIf([](const QPointer<QThread> &p) { return p.isNull(); });
-    for (const QPointer<QThread> &p : std::as_const(t.threads)) {
-        if (p.data() == thread)
-            return false;
+    const auto known = t.threads.constFind(thread);
+    if (known != t.threads.cend() && !known->isNull())
+        return false;
+    if (t.threads.size() >= t.sweepAt) {
+        t.threads.removeIf([](decltype(t.threads)::iterator it) { return it->isNull(); });
+        t.sweepAt = qMax<qsizetype>(16, 2 * t.threads.size());
     }
-    t.threads.append(thread);
+    t.threads.insert(thread, QPointer<QThread>(thread));
     return true;
 }
 
@@ -487,11 +496,8 @@ bool QFunnelAdmission::isReceiverThread(QThread *thread)
 {
     ReceiverThreads &t = receiverThreads();
     QMutexLocker locker(&t.lock);
-    for (const QPointer<QThread> &p : std::as_const(t.threads)) {
-        if (p.data() == thread)
-            return true;
-    }
-    return false;
+    const auto known = t.threads.constFind(thread);
+    return known != t.threads.cend() && !known->isNull();
 }
 
 } // namespace QtFastConnectPrivate
