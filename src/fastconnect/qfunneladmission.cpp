@@ -475,14 +475,19 @@ ReceiverThreads &receiverThreads()
     static ReceiverThreads *t = new ReceiverThreads;
     return *t;
 }
+// Whether thread is in t's set and alive; under t.lock.
+bool holdsLive(const ReceiverThreads &t, QThread *thread)
+{
+    const auto known = t.threads.constFind(thread);
+    return known != t.threads.cend() && !known->isNull();
+}
 } // namespace
 
 bool QFunnelAdmission::addReceiverThread(QThread *thread)
 {
     ReceiverThreads &t = receiverThreads();
     QMutexLocker locker(&t.lock);
-    const auto known = t.threads.constFind(thread);
-    if (known != t.threads.cend() && !known->isNull())
+    if (holdsLive(t, thread))
         return false;
     if (t.threads.size() >= t.sweepAt) {
         t.threads.removeIf([](decltype(t.threads)::iterator it) { return it->isNull(); });
@@ -496,8 +501,7 @@ bool QFunnelAdmission::isReceiverThread(QThread *thread)
 {
     ReceiverThreads &t = receiverThreads();
     QMutexLocker locker(&t.lock);
-    const auto known = t.threads.constFind(thread);
-    return known != t.threads.cend() && !known->isNull();
+    return holdsLive(t, thread);
 }
 
 } // namespace QtFastConnectPrivate
