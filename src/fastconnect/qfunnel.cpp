@@ -66,8 +66,10 @@ using namespace QtFastConnectPrivate;
     (at most 64 calls), so a receiver may hold up to a chunk more per producer thread beyond
     the first; the capacity bounds the whole funnel whatever the shares. The wait obeys
     blockTimeout(), and, like the wait for room, ends for a receiver whose thread stalls. A
-    receiver thread never waits for a share. With DropNewest and DropOldest, the capacity is the
-    only bound.
+    receiver thread never waits for a share. The drop policies keep the shares without waiting:
+    with DropNewest a call beyond its receiver's share is dropped; with DropOldest it is admitted
+    without taking room from the others, and that receiver's oldest waiting calls make way for
+    it, so that the receiver keeps its share of the newest calls.
 
     A warning names such a receiver's thread. The warnings a flood can repeat by the thousand
     (stalled receivers, producers that waited 5 s for room, threads that exited with calls on
@@ -286,7 +288,8 @@ quint64 QFunnel::droppedCalls() const
                         room then is dropped and counted in droppedCalls(). It waits the same
                         way when its receiver holds its share of the funnel (see the class
                         documentation), while emissions to other receivers go on.
-    \value DropNewest   The emission that finds the funnel full is dropped at once (its
+    \value DropNewest   The emission that finds the funnel full, or its receiver holding its
+                        share (see the class documentation), is dropped at once (its
                         arguments destroyed in the emitting thread) and counted in
                         droppedCalls(). Calls already pending are all delivered.
     \value DropOldest   The emission is admitted, and the oldest pending calls make room: at
@@ -297,7 +300,11 @@ quint64 QFunnel::droppedCalls() const
                         waited longest for it, not the oldest in the whole funnel. Producers never take a
                         lock for this. While the receiver threads are busy in a slot, the
                         funnel may hold up to twice its capacity; beyond that the newest
-                        emission is dropped (and counted) as with DropNewest.
+                        emission is dropped (and counted) as with DropNewest. An emission
+                        whose receiver holds its share is admitted without taking the room
+                        left to other receivers, and that receiver's next delivery pass
+                        destroys, oldest first, as many of its waiting calls (counted in
+                        droppedCalls()) as it holds beyond its share.
 
     The policy is a property of the funnel, shared by all its connections; use separate funnels
     for connections that need different policies.

@@ -170,7 +170,8 @@ qsizetype QFunnelAdmission::pendingCalls()
     // A lane between its fetch_sub and the undo reads -1 while holding nothing: count it as 0.
     for (Reservation *r : std::as_const(m_reservations))
         free += std::max<qsizetype>(r->load(std::memory_order_relaxed), 0);
-    return capacity() - free;
+    // With the calls admitted beyond their receivers' shares, which hold no credit.
+    return capacity() - free + m_beyondShare.load(std::memory_order_relaxed);
 }
 
 // Takes up to a chunk of credits: one for the caller's call, the rest into r. With a share
@@ -187,9 +188,7 @@ QFunnelAdmission::Take QFunnelAdmission::takeChunk(Reservation &r, Share share, 
     qsizetype available = m_credits.load(std::memory_order_seq_cst);
     // After the credits: a waiter sees the finished calls of the pass whose credits it saw
     // (waitForShare()). -1: no share to keep.
-    const qsizetype held = share.held && policy() == QFunnel::OverflowPolicy::Block
-            ? share.held(share.receiverSide)
-            : -1;
+    const qsizetype held = share.held ? share.held(share.receiverSide) : -1;
     while (available > 0) {
         qsizetype take = qMin(available, chunk);
         if (held >= 0) {
@@ -242,8 +241,10 @@ bool QFunnelAdmission::refillCredit(Reservation &r, Share share)
 
     switch (policy()) {
     case QFunnel::OverflowPolicy::DropNewest:
-        return false; // the caller drops this call and counts it
+        return false; // the funnel is full, or its receiver holds its share: the caller drops it
     case QFunnel::OverflowPolicy::DropOldest: {
+        if (took == Take::OverShare)
+            return admitBeyondShare(share);
         // Admitted beyond the capacity (at most once more the capacity, then the newest call
         // is dropped after all); receiver threads discard their oldest waiting calls until the
         // funnel is back within its capacity (tryEvictOne()).
@@ -385,6 +386,26 @@ void QFunnelAdmission::setBlockTimeoutMs(int ms) noexcept
 {
     m_blockTimeoutMs.store(ms, std::memory_order_relaxed);
     wakeBlockedProducers(); // waiters re-read the deadline only when they start waiting
+}
+
+// DropOldest, a receiver over its share while the funnel has room: the call is admitted
+// without a credit (so that the room stays for other receivers' producers), and the receiver's
+// oldest pending call makes way for it. Bounded funnel-wide by the capacity; beyond it the
+// newest call is dropped, as beyond twice the capacity when the whole funnel is full.
+bool QFunnelAdmission::admitBeyondShare(Share share) noexcept
+{
+    if (!share.oweEviction)
+        return false;
+    const qsizetype cap = capacity();
+    qsizetype n = m_beyondShare.load(std::memory_order_relaxed);
+    do {
+        if (n >= cap)
+            return false;
+        // Relaxed: a bound, which publishes nothing (the call travels through the queue).
+    } while (!m_beyondShare.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    noteDepth(cap - m_credits.load(std::memory_order_relaxed) + n + 1);
+    share.oweEviction(share.receiverSide);
+    return true;
 }
 
 bool QFunnelAdmission::tryEvictOne() noexcept

@@ -94,11 +94,15 @@ public:
     // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
     // it (its thread stalled, or it was destroyed), for the receiver side's context.
     using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
+    // DropOldest: a call admitted beyond its receiver's share, without a credit; the receiver
+    // side's oldest pending call makes way for it (QFunnelInbox::oweEviction()).
+    using OweEviction = void (*)(const void *receiverSide) noexcept;
     // The receiver a producer's calls go to, whose share a refill keeps; none: no share.
     struct Share
     {
         HeldCalls held = nullptr;
         const void *receiverSide = nullptr;
+        OweEviction oweEviction = nullptr;
     };
     bool acquireCredit(Reservation &r, Share share) // false: drop the call (policy, or stopped)
     {
@@ -124,13 +128,14 @@ public:
     // per-stream flow-control windows share the connection's). Three, not one (half of the
     // capacity): a funnel's one busy receiver keeps most of the capacity as its buffer, which
     // covers the time its producers are not scheduled (see QFunnel::DefaultCapacity). held:
-    // that receiver's calls admitted and not yet run or dropped. Only with the Block policy:
-    // the drop policies keep the capacity as their one bound. Checked once per chunk of
+    // that receiver's calls admitted and not yet run or dropped. Checked once per chunk of
     // credits, by the refill that takes them (takeChunk()), so that producers of different
     // receivers racing for the last credits cannot take them all. A receiver's calls can
     // exceed it by up to a chunk per producer thread (the run another lane has not charged
     // yet, the credits it holds reserved); the capacity bounds everything. overShare(): the
-    // hint, once per chunk, that sends a producer to waitForShare().
+    // hint, once per chunk, that sends a producer to waitForShare(). The drop policies keep
+    // the share too, without waiting: DropNewest drops a call beyond it, DropOldest admits it
+    // without a credit and evicts the receiver's oldest pending call for it (admitBeyondShare()).
     bool overShare(qsizetype held) const noexcept
     {
         // Relaxed: a hint, which waitForShare() reads again in order.
@@ -178,6 +183,13 @@ public:
     // capacity; each discard returns the credit its producer took beyond the capacity. Returns
     // true if the caller may discard one call (and must count it as dropped).
     bool tryEvictOne() noexcept;
+    // DropOldest, once per call admitted beyond its receiver's share (see overShare()): such
+    // calls are bounded by the capacity, funnel-wide, beyond which the newest is dropped; the
+    // receiver side settles them as its evictions make way for them, or as they finish.
+    void settleBeyondShare(qsizetype calls) noexcept
+    {
+        m_beyondShare.fetch_sub(calls, std::memory_order_relaxed); // a bound, publishes nothing
+    }
     bool evicting() const noexcept
     {
         return policy() == QFunnel::OverflowPolicy::DropOldest
@@ -198,6 +210,7 @@ public:
 private:
     enum class Take { Taken, NoRoom, OverShare };
     Take takeChunk(Reservation &r, Share share, qsizetype *left = nullptr);
+    bool admitBeyondShare(Share share) noexcept;
     bool waitForCredit(Reservation &r, Share share);
     void noteDepth(qsizetype pending) noexcept;
     bool reclaimReservations();
@@ -218,6 +231,7 @@ private:
 
     std::atomic<int> m_policy { int(QFunnel::OverflowPolicy::Block) };
     std::atomic<int> m_blockTimeoutMs { -1 };
+    std::atomic<qsizetype> m_beyondShare { 0 }; // DropOldest: see settleBeyondShare()
     std::atomic<qsizetype> m_highWater { 0 };
     std::atomic<quint64> m_overCapacity { 0 };
 };

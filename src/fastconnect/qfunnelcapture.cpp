@@ -79,7 +79,8 @@ Q_NEVER_INLINE void postWithoutLane(QFunnelRoute *route, QFunnelCall *call)
     c->admission().addReservation(&reservation);
     const bool admitted = !c->isStopped()
             && c->admission().acquireCredit(reservation,
-                                            { &QFunnelInbox::heldCallsToWaitFor, route->inbox });
+                                            { &QFunnelInbox::heldCallsToWaitFor, route->inbox,
+                                              &QFunnelInbox::oweEviction });
     c->admission().removeReservation(&reservation); // returns what the refill reserved beyond
     if (!admitted)
         return rejectCall(route, call);
@@ -136,7 +137,9 @@ Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFu
         && !admission.waitForShare(&QFunnelInbox::heldCallsToWaitFor, inbox)) {
         return rejectCall(route, call);
     }
-    if (!admission.refillCredit(lane->reservation(), { &QFunnelInbox::heldCallsToWaitFor, inbox }))
+    if (!admission.refillCredit(
+                lane->reservation(),
+                { &QFunnelInbox::heldCallsToWaitFor, inbox, &QFunnelInbox::oweEviction }))
         return rejectCall(route, call);
     lane->countForShare(inbox);
     queueAdmitted(route, call, lane);

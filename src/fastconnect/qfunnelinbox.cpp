@@ -25,6 +25,12 @@ QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
 
+inline bool QFunnelInbox::mustEvict() const noexcept
+{
+    return m_owedEvictions.load(std::memory_order_relaxed) != 0 // a hint; see evictOldest()
+            || m_core->admission().evicting();
+}
+
 QFunnelInbox::QFunnelInbox(QFunnelCore *core, QFunnelReceiverGuard *guard, Qt::HANDLE threadId)
     : m_core(core), m_stopped(core->isStopped()), m_guard(guard), m_threadId(threadId)
 {
@@ -37,6 +43,9 @@ QFunnelInbox::~QFunnelInbox()
     // Every call holds a reference on a route, which holds one on this inbox: none is
     // left here. The registry keeps the statistics (QFunnelInboxRegistry::forget()).
     Q_ASSERT(!m_first && m_held.isEmpty() && m_parked.isEmpty() && m_incoming.isEmpty());
+    // The calls admitted beyond the share whose evictions were still owed are gone too.
+    if (const qsizetype owed = m_owedEvictions.load(std::memory_order_acquire)) // [P37 pay]
+        m_core->admission().settleBeyondShare(owed);
     m_guard->deref();
     m_core->deref();
 }
@@ -109,7 +118,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
     // the batches of a group (see QFunnelParkedCalls).
     const qsizetype due = Q_UNLIKELY(!m_parked.isEmpty()) ? unparkDue() : 0;
     qsizetype handled = 0;
-    if (Q_UNLIKELY(core->admission().evicting()))
+    if (Q_UNLIKELY(mustEvict()))
         evictOldest();
     // Started after the first call, and only if more follow: a pass of one call (an idle
     // funnel's) never reads it. Then read after calls 2, 4, 8, ... up to CheckEvery, and every
@@ -159,7 +168,7 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
             }
             if (!clock.isValid() && m_first)
                 clock.start();
-            if (Q_UNLIKELY(core->admission().evicting()))
+            if (Q_UNLIKELY(mustEvict()))
                 evictOldest();
         }
     }
@@ -168,6 +177,8 @@ void QFunnelInbox::runPass(QObject *receiver, bool barrier)
         m_budget.spend(clock.nsecsElapsed()); // see passFor()
     bump(m_finished, quint64(settled));
     core->admission().releaseCreditsHere(m_stall.creditsOf(settled));
+    if (Q_UNLIKELY(m_owedEvictions.load(std::memory_order_relaxed))) // a hint, read again there
+        settleOwedEvictions(0);
     if (core->isStopped())
         dropAll(Drop::Stopped); // stop() found this pass running and left the rest to it
     else if (!m_guard->isAliveHere())
@@ -379,12 +390,37 @@ bool QFunnelInbox::claimLatest(QFunnelCall *call)
     return false;
 }
 
-// DropOldest, with m_passLock held: while the funnel is over its capacity, the oldest calls
-// waiting for this receiver make room for the newer ones their producers were admitted with.
+void QFunnelInbox::oweEviction(const void *inbox) noexcept
+{
+    auto *self = const_cast<QFunnelInbox *>(static_cast<const QFunnelInbox *>(inbox));
+    self->m_stall.markFree(1); // before the call is queued, so before its push (P13)
+    // [P37 owe] release: the pass that reads this count sees the mark above.
+    self->m_owedEvictions.fetch_add(1, std::memory_order_release);
+}
+
+// DropOldest, with m_passLock held. First the calls admitted beyond this receiver's share: each
+// holds no credit, and the oldest call waiting here makes way for it (the evicted call's credit
+// is the newer one's from then on: none goes back). Then, while the whole funnel is over its
+// capacity, the oldest calls make room for the newer ones their producers were admitted with.
 void QFunnelInbox::evictOldest()
 {
+    // [P37 pay] acquire: the marks of the calls counted here are seen below.
+    const qsizetype owed = m_owedEvictions.load(std::memory_order_acquire);
+    qsizetype paid = 0;
+    // While some pending call holds no credit: one that ran since took its mark with it (see
+    // settleOwedEvictions()).
+    while (paid < owed && m_first && m_stall.hasFreeCalls()) {
+        QFunnelCall *c = m_first;
+        m_first = c->next;
+        dropCall(c, Drop::Evicted);
+        bump(m_finished);
+        m_core->admission().releaseCredits(m_stall.creditsOf(1)); // none, but for a mark gone
+        ++paid;
+    }
+    if (owed)
+        settleOwedEvictions(paid);
     // A stalled receiver's calls hold no credit, so evicting one makes no room.
-    if (m_stall.hasFreeCalls())
+    if (m_stall.hasFreeCalls() || !m_core->admission().evicting())
         return;
     while (m_first && m_core->admission().tryEvictOne()) {
         QFunnelCall *c = m_first;
@@ -392,6 +428,20 @@ void QFunnelInbox::evictOldest()
         dropCall(c, Drop::Evicted);
         bump(m_finished);
     }
+}
+
+// With m_passLock held: paid owed evictions were made. Once no pending call is without a
+// credit any more, every owed one is settled: the calls without one have run or were dropped,
+// each returning no credit, which paid for them as an eviction would have.
+void QFunnelInbox::settleOwedEvictions(qsizetype paid)
+{
+    // [P37 pay] acquire, as in evictOldest().
+    const qsizetype owed = m_owedEvictions.load(std::memory_order_acquire);
+    const qsizetype settled = m_stall.hasFreeCalls() ? qMin(paid, owed) : owed;
+    if (settled <= 0)
+        return;
+    m_owedEvictions.fetch_sub(settled, std::memory_order_relaxed);
+    m_core->admission().settleBeyondShare(settled);
 }
 
 // With m_passLock held: everything pushed, taken or parked.
@@ -417,6 +467,8 @@ void QFunnelInbox::dropAdmitted(Drop why)
     count(why, quint64(n));
     bump(m_finished, quint64(n));
     m_core->admission().releaseCredits(m_stall.creditsOf(n));
+    if (Q_UNLIKELY(m_owedEvictions.load(std::memory_order_relaxed))) // a hint, read again there
+        settleOwedEvictions(0);
 }
 
 // With m_passLock held. The caller returns the call's credit (except for an evicted call,

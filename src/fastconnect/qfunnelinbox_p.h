@@ -128,6 +128,10 @@ public:
     // -1 once its producers must not wait for it any more: its thread stalled (its calls hold
     // no room), it was destroyed, or the funnel stopped.
     static qsizetype heldCallsToWaitFor(const void *inbox) noexcept;
+    // QFunnelAdmission::OweEviction (DropOldest), any thread: a call to this receiver was
+    // admitted beyond its share, without a credit; this receiver's oldest pending call makes
+    // way for it (evictOldest()). Before the call is queued.
+    static void oweEviction(const void *inbox) noexcept;
 
     // True when the calling thread is the one the receiver lived in at its last delivery pass
     // (or at connect time): a hint for the capture's "the receiver's own thread" path, read
@@ -227,7 +231,11 @@ private:
     void park(QFunnelCall *first, QFunnelCall *last, qsizetype n);
     qsizetype unparkDue();
     void armParkedTimer(qint64 dueNs);
+    // DropOldest: whether the pass must evict calls (the funnel is over its capacity, or calls
+    // admitted beyond this receiver's share wait for the oldest to make way).
+    bool mustEvict() const noexcept;
     void evictOldest();
+    void settleOwedEvictions(qsizetype paid);
     // Single writer (the pass lock's holder, which orders successive writers); no locked
     // instruction.
     static void bump(std::atomic<quint64> &c, quint64 n = 1) noexcept
@@ -293,6 +301,9 @@ private:
     // Whether the receiver's thread stalled, and how many calls hold no credit (releaseIfStalled():
     // a producer waiting for room checks; the next pass ends it).
     QFunnelStallState m_stall;
+    // DropOldest: calls admitted beyond this receiver's share whose eviction of an older call
+    // is still owed (oweEviction(); the pass lock's holder pays it).
+    std::atomic<qsizetype> m_owedEvictions { 0 };
 
     std::atomic<quint64> m_delivered { 0 };
     std::atomic<quint64> m_discarded { 0 };

@@ -152,6 +152,8 @@ class tst_Isolation : public QObject
 private Q_SLOTS:
     void unrelatedProducerNotHeldBack_data();
     void unrelatedProducerNotHeldBack();
+    void unrelatedProducerNotDropped_data();
+    void unrelatedProducerNotDropped();
     void blockTimeoutDropsBeyondShare_data() { paths(); }
     void blockTimeoutDropsBeyondShare();
     void stalledReceiverStopsHoldingProducers_data() { paths(); }
@@ -270,6 +272,101 @@ void tst_Isolation::unrelatedProducerNotHeldBack()
     }
     QCOMPARE(fast.seen.load(), Calls);
     QCOMPARE(funnel.droppedCalls(), 0u);
+    QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
+}
+
+void tst_Isolation::unrelatedProducerNotDropped_data()
+{
+    QTest::addColumn<Path>("path");
+    QTest::addColumn<QFunnel::OverflowPolicy>("policy");
+    QTest::newRow("qt-queued") << QtQueued << QFunnel::OverflowPolicy::DropNewest;
+    QTest::newRow("funnel, DropNewest") << Funnel << QFunnel::OverflowPolicy::DropNewest;
+    QTest::newRow("funnel, DropOldest") << Funnel << QFunnel::OverflowPolicy::DropOldest;
+}
+
+// The drop policies keep the share too: a receiver parked in its slot, flooded, loses the calls
+// beyond its share (dropped as the newest, or its oldest evicted), and another thread's calls to
+// another receiver lose none. They come in bursts of 100, each waited for, so that only the
+// flood, never a preempted receiver thread, could fill the funnel. Before: the flood took the
+// whole capacity (DropOldest: twice it) and every unrelated call was dropped.
+void tst_Isolation::unrelatedProducerNotDropped()
+{
+    QFETCH(Path, path);
+    QFETCH(QFunnel::OverflowPolicy, policy);
+    if (QfcTest::ThreadSanitized && path == QtQueued)
+        QSKIP("Qt::QueuedConnection is not observable by ThreadSanitizer");
+    constexpr qsizetype Capacity = 4096;
+    constexpr int FloodCalls = 10000;
+    constexpr int Calls = 20000;
+    constexpr int Burst = 100;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    funnel.setOverflowPolicy(policy);
+    Producer flood;
+    Producer unrelated;
+    GatedReceiver slow;
+    Counter fast;
+    Threads threads; // stopped before the receivers are destroyed
+    slow.moveToThread(threads.add());
+    fast.moveToThread(threads.add());
+    QVERIFY(connectVia(path, &funnel, &flood, &slow, &GatedReceiver::onValue));
+    QVERIFY(connectVia(path, &funnel, &unrelated, &fast, &Counter::onValue));
+    std::unique_ptr<Emitting> flooding;
+    auto unpark = qScopeGuard([&] { slow.gate.release(); }); // first, whatever fails
+
+    flooding = std::make_unique<Emitting>(&flood, FloodCalls);
+    QVERIFY(slow.entered.tryAcquire(1, 20000));
+    QVERIFY(flooding->thread->wait(60000)); // a drop policy never waits
+    const quint64 floodDropped = funnel.droppedCalls();
+    if (path == Funnel)
+        QVERIFY2(floodDropped > 0, "the flood's calls beyond the capacity were not dropped");
+
+    // The unrelated producer, from a thread of its own, a burst at a time.
+    std::atomic<int> sent { 0 };
+    std::atomic<bool> go { false };
+    std::atomic<bool> quit { false };
+    std::unique_ptr<QThread> other(QThread::create([&] {
+        while (sent.load() < Calls && !quit.load()) {
+            if (!go.exchange(false)) {
+                QThread::usleep(100);
+                continue;
+            }
+            for (int i = 0; i < Burst; ++i)
+                Q_EMIT unrelated.value(quint64(sent.load() + i + 1));
+            QtFastConnect::flush(); // no-op for Qt's queued calls
+            sent.fetch_add(Burst);
+        }
+    }));
+    auto stopOther = qScopeGuard([&] {
+        quit.store(true);
+        other->wait();
+    });
+    other->start();
+    for (int b = 0; b < Calls / Burst; ++b) {
+        go.store(true);
+        const int expected = (b + 1) * Burst;
+        QVERIFY(waitFor([&] {
+            return sent.load() == expected
+                    && quint64(fast.seen.load()) + (funnel.droppedCalls() - floodDropped)
+                    >= quint64(expected);
+        }));
+        QVERIFY2(funnel.droppedCalls() == floodDropped,
+                 qPrintable(QStringLiteral("%1 of the unrelated producer's first %2 calls "
+                                           "dropped beside the flooded receiver")
+                                    .arg(funnel.droppedCalls() - floodDropped)
+                                    .arg(expected)));
+    }
+    QCOMPARE(fast.seen.load(), Calls);
+    QCOMPARE(slow.calls.load(), 1); // still parked in its first call
+    if (path == Funnel)
+        QVERIFY(funnel.highWaterMark() <= 2 * Capacity);
+
+    unpark.dismiss();
+    slow.gate.release();
+    QVERIFY(waitFor(
+            [&] { return quint64(slow.calls.load()) + funnel.droppedCalls() == FloodCalls; }));
+    if (path == QtQueued)
+        QCOMPARE(slow.sum.load(), sumTo(FloodCalls));
     QVERIFY(waitFor([&] { return funnel.pendingCalls() == 0; }));
 }
 
