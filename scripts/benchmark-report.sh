@@ -21,10 +21,13 @@
 #                                       process competing; QFC_BENCH_REPEAT=N repeats)
 #   8 rows into a model/view            tst_bench_modelview (Qt Widgets and Concurrent, Linux;
 #                                       each row in its own process, medians of 3)
+#   9 connect cost                      tst_bench_connect, with --connect (a section of its own,
+#                                       kept by a full run)
 #
 # Usage: scripts/benchmark-report.sh [--quick] [--build-dir DIR] [--no-build] [--skip LIST]
 #        scripts/benchmark-report.sh --qt 6.4|6.8|newest [--quick]
 #        scripts/benchmark-report.sh --platform windows|arm64|armhf
+#        scripts/benchmark-report.sh --connect [--quick] [--build-dir DIR] [--no-build]
 #   --quick          fewer threads, shorter passes, fewer callgrind runs: under 3 minutes on
 #                    2 cores once the build is done
 #   --build-dir DIR  the Release build to use or create (default: build-bench)
@@ -44,6 +47,10 @@
 #                    platform's section of REPORT.md (benchmarks/results/platforms/,
 #                    scripts/lib/benchmark-platform.sh), kept by a full run. Emulated: not
 #                    performance figures.
+#   --connect        connect + disconnect time and memory per connection, typed and functor,
+#                    and Qt's destroyRace, funnel beside Qt queued (tst_bench_connect, Release,
+#                    scripts/lib/benchmark-connect.sh): section 9 of REPORT.md
+#                    (benchmarks/results/connect/), kept by a full run. About 5 minutes.
 #
 # Compare rows of one run only: every table is a ratio against plain Qt measured in the same
 # run. gnuplot is installed with apt-get (package gnuplot-nox) when missing and run as root.
@@ -53,7 +60,7 @@ cd "$(dirname "$0")/.."
 
 usage() {
     echo "usage: $0 [--quick] [--build-dir DIR] [--no-build] [--skip LIST] | --qt 6.4|6.8|newest [--quick]" \
-         "| --platform windows|arm64|armhf" >&2
+         "| --platform windows|arm64|armhf | --connect [--quick] [--build-dir DIR] [--no-build]" >&2
     exit 2
 }
 
@@ -63,6 +70,7 @@ dobuild=1
 skip=","
 qt=""
 platform=""
+connect=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -71,6 +79,7 @@ while [[ $# -gt 0 ]]; do
         --skip) [[ $# -ge 2 ]] || usage; skip=",$2,"; shift ;;
         --qt) [[ $# -ge 2 ]] || usage; qt="$2"; shift ;;
         --platform) [[ $# -ge 2 ]] || usage; platform="$2"; shift ;;
+        --connect) connect=1 ;;
         -h|--help) usage ;;
         *) echo "error: unknown argument $1" >&2; usage ;;
     esac
@@ -83,6 +92,16 @@ if [[ -n "$platform" ]]; then
     scripts/lib/benchmark-platform.sh "$platform"
     python3 scripts/lib/benchmark-sections.py benchmarks/results platforms
     echo "wrote the $platform section of benchmarks/results/REPORT.md" >&2
+    exit 0
+fi
+
+if [[ $connect -eq 1 ]]; then
+    connect_args=("$build")
+    [[ $quick -eq 1 ]] && connect_args+=(--quick)
+    [[ $dobuild -eq 0 ]] && connect_args+=(--no-build)
+    scripts/lib/benchmark-connect.sh "${connect_args[@]}"
+    python3 scripts/lib/benchmark-sections.py benchmarks/results connect
+    echo "wrote the connect-cost section of benchmarks/results/REPORT.md" >&2
     exit 0
 fi
 
@@ -250,6 +269,7 @@ printf '%s\n' "${failures[@]}" >"$raw/failures.txt"
 } >"$raw/machine.txt"
 
 python3 scripts/lib/benchmark-report.py "$raw" "$results"
+python3 scripts/lib/benchmark-sections.py "$results" connect
 python3 scripts/lib/benchmark-sections.py "$results"
 python3 scripts/lib/benchmark-sections.py "$results" platforms
 echo "wrote $results/REPORT.md ($(($(date +%s) - started)) s)" >&2

@@ -5,8 +5,9 @@
 scripts/benchmark-report.sh --qt VERSION) into REPORT.md, between two markers, replacing what
 was there: a full report run rewrites REPORT.md and keeps them this way. With "platforms", the
 same for the emulated platforms' sections (benchmarks/results/platforms/<name>.md, written by
-scripts/benchmark-report.sh --platform NAME).
-Usage: benchmark-sections.py RESULTS_DIR [platforms]"""
+scripts/benchmark-report.sh --platform NAME); with "connect", for the connect-cost section
+(benchmarks/results/connect/connect.md, written by scripts/benchmark-report.sh --connect).
+Usage: benchmark-sections.py RESULTS_DIR [platforms|connect]"""
 
 import os
 import sys
@@ -18,7 +19,12 @@ sections_dir = os.path.join(results, kind)
 BEGIN = "<!-- %s: begin -->" % kind
 END = "<!-- %s: end -->" % kind
 
-if kind == "platforms":
+if kind == "connect":
+    labels = ("connect",)
+    title = "## 9. Connect cost (issue 37)"
+    intro = ("What connecting and disconnecting cost, in time and memory, beside "
+             "`Qt::QueuedConnection` measured in the same run (`tst_bench_connect`).")
+elif kind == "platforms":
     labels = ("windows", "arm64", "armhf")
     title = "## Emulated platforms"
     intro = ("What `scripts/benchmark-report.sh --platform NAME` measured with the build of that "
