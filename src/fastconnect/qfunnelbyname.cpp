@@ -109,7 +109,16 @@ static QMetaObject::Connection connectMetaMethod(QFunnel *funnel, const QObject 
     void *captureMemory = nullptr;
     QFunnelRoute *route = allocateRoute(sizeof(QFunnelMetaCallSlot), sizeof(QFunnelMetaCapture),
                                         &slotMemory, &captureMemory);
-    auto *slot = new (slotMemory) QFunnelMetaCallSlot(methodIndex, types);
+    QFunnelMetaCallSlot *slot = nullptr;
+    QT_TRY
+    {
+        slot = new (slotMemory) QFunnelMetaCallSlot(methodIndex, types); // its lists allocate
+    }
+    QT_CATCH(...)
+    {
+        releaseRoute(route); // no slot: frees it
+        QT_RETHROW;
+    }
     if (!prepareRoute(route, funnel, sender, signal, receiver, slot, &QFunnelMetaCallSlot::impl,
                       mode.toInt(), mode.rateLimitInterval().count())) {
         return {};
