@@ -10,6 +10,7 @@
 #include <QtFastConnect/qfastconnect.h>
 #include <QtFastConnect/qfastinvoke.h>
 #include <QtFastConnect/qpoolallocator.h>
+#include <QtCore/qelapsedtimer.h>
 #include <QtCore/qeventloop.h>
 #include <QtCore/qmutex.h>
 #include <QtCore/qscopeguard.h>
@@ -174,6 +175,8 @@ private Q_SLOTS:
     void dropNewest();
     void blockTimeout();
     void dropOldest();
+    void dropPoliciesAccountForEveryCall_data();
+    void dropPoliciesAccountForEveryCall();
     void receiverThreadNeverBlocks_data();
     void receiverThreadNeverBlocks();
     void coalesceDeliversOnlyTheLatest();
@@ -375,6 +378,118 @@ void tst_QFunnelPolicy::dropOldest()
     QCOMPARE(funnel.pendingCalls(), 0);
     thread.quit();
     thread.wait();
+}
+
+// Counts its calls; every slowEvery-th one busy-waits for about 200 us (0: never).
+class SlowCounter : public QObject
+{
+    Q_OBJECT
+public:
+    explicit SlowCounter(int slowEvery) : m_slowEvery(slowEvery) {}
+    std::atomic<quint64> calls { 0 };
+    void onValue(quint64)
+    {
+        const quint64 n = calls.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (m_slowEvery && n % quint64(m_slowEvery) == 0) {
+            QElapsedTimer t;
+            t.start();
+            while (t.nsecsElapsed() < 200000) {}
+        }
+    }
+
+private:
+    const int m_slowEvery;
+};
+
+void tst_QFunnelPolicy::dropPoliciesAccountForEveryCall_data()
+{
+    QTest::addColumn<QFunnel::OverflowPolicy>("policy");
+    QTest::newRow("DropNewest") << QFunnel::OverflowPolicy::DropNewest;
+    QTest::newRow("DropOldest") << QFunnel::OverflowPolicy::DropOldest;
+}
+
+// Producers flood a small funnel's slow and fast receivers in two threads, each producer
+// switching receivers at random: with the shares, calls are dropped, or evicted, for the
+// receivers over theirs. Every call is delivered or dropped exactly once, the funnel ends with
+// nothing pending and its whole capacity free (a Block producer then fills a parked receiver's
+// share without waiting), and it never held more than twice its capacity.
+void tst_QFunnelPolicy::dropPoliciesAccountForEveryCall()
+{
+    QFETCH(QFunnel::OverflowPolicy, policy);
+    constexpr qsizetype Capacity = 64;
+    constexpr int Producers = 4;
+    constexpr int PerProducer = 20000;
+    QFunnel funnel;
+    funnel.setCapacity(Capacity);
+    funnel.setOverflowPolicy(policy);
+    EventLoopThread threads[2];
+    for (auto &t : threads)
+        t.start();
+    std::vector<std::unique_ptr<SlowCounter>> receivers; // destroyed before their threads
+    for (int i = 0; i < 4; ++i) {
+        receivers.push_back(std::make_unique<SlowCounter>(i % 2 ? 0 : 8)); // even ones slow
+        receivers.back()->moveToThread(&threads[i / 2]);
+    }
+    std::vector<std::unique_ptr<Producer>> producers;
+    for (int p = 0; p < Producers; ++p) {
+        producers.push_back(std::make_unique<Producer>());
+        for (auto &r : receivers) {
+            // One signal, four connections: each emission is a call to each receiver.
+            QVERIFY(QtFastConnect::connect(&funnel, producers.back().get(), &Producer::value,
+                                           r.get(), &SlowCounter::onValue));
+        }
+    }
+    std::vector<std::thread> emitting;
+    for (int p = 0; p < Producers; ++p) {
+        emitting.emplace_back([&, p] {
+            for (int i = 1; i <= PerProducer; ++i)
+                Q_EMIT producers[p]->value(quint64(i));
+            QtFastConnect::flush();
+        });
+    }
+    for (auto &t : emitting)
+        t.join();
+    QTRY_VERIFY_WITH_TIMEOUT(accountedFor(funnel.statistics()), 60000);
+    const QFunnel::Statistics s = funnel.statistics();
+    const quint64 emitted = quint64(Producers) * PerProducer * receivers.size();
+    QCOMPARE(s.emitted, emitted);
+    quint64 ran = 0;
+    for (auto &r : receivers)
+        ran += r->calls.load();
+    QCOMPARE(s.delivered, ran);
+    QCOMPARE(s.delivered + s.dropped, emitted);
+    QCOMPARE(s.discarded, 0u);
+    QVERIFY2(s.dropped > 0, "the slow receivers never went over their shares");
+    QVERIFY2(s.highWaterMark <= 2 * Capacity, qPrintable(QString::number(s.highWaterMark)));
+    QCOMPARE(funnel.pendingCalls(), 0);
+
+    // Every credit came back: a Block producer fills a parked receiver's share (3/4 of the
+    // capacity) without waiting.
+    funnel.setOverflowPolicy(QFunnel::OverflowPolicy::Block);
+    funnel.setBlockTimeout(5000);
+    GatedReceiver parked;
+    parked.moveToThread(&threads[0]);
+    auto unpark = qScopeGuard([&] { parked.gate.release(); }); // a failure ends, not hangs
+    Producer last;
+    QVERIFY(QtFastConnect::connect(&funnel, &last, &Producer::value, &parked,
+                                   &GatedReceiver::onValue));
+    QElapsedTimer waited;
+    waited.start();
+    std::thread([&] {
+        for (quint64 i = 1; i <= 3 * Capacity / 4; ++i)
+            Q_EMIT last.value(i);
+        QtFastConnect::flush();
+    }).join();
+    QCOMPARE(funnel.droppedCalls(), s.dropped); // none timed out
+    QVERIFY2(waited.elapsed() < 4000, "the producer waited for credits that never came back");
+    unpark.dismiss();
+    parked.gate.release();
+    QTRY_COMPARE(parked.calls.load(), qint64(3 * Capacity / 4));
+    QTRY_VERIFY(accountedFor(funnel.statistics()));
+    for (auto &t : threads) {
+        t.quit();
+        t.wait();
+    }
 }
 
 void tst_QFunnelPolicy::receiverThreadNeverBlocks_data()
