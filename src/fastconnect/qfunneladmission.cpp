@@ -28,8 +28,8 @@ struct ThreadReservation
 };
 thread_local ThreadReservation tlThreadReservation = { nullptr, nullptr };
 
-// One producer's wait, for room (waitForCredit()) or for its receiver's share (waitForShare()):
-// its deadline (the block timeout), its one warning, and the trim before its first sleep.
+// One producer's wait (waitForCredit()), for room or for its receiver's share: its deadline
+// (the block timeout), its one warning, and the trim before its first sleep.
 struct ProducerWait
 {
     explicit ProducerWait(int timeoutMs)
@@ -174,10 +174,12 @@ qsizetype QFunnelAdmission::pendingCalls()
     return capacity() - free + m_beyondShare.load(std::memory_order_relaxed);
 }
 
-// Takes up to a chunk of credits: one for the caller's call, the rest into r. With a share
-// (Block), no more than leaves its receiver within it: see overShare(). Returns Taken, or why
-// not.
-QFunnelAdmission::Take QFunnelAdmission::takeChunk(Reservation &r, Share share, qsizetype *left)
+// Takes up to a chunk of credits: one for the caller's call, the rest into r. With a share, no
+// more than leaves its receiver within it (see ShareOfRoomLeft); with halfShare (a producer
+// that waited for the share), nothing until the receiver holds at most half of it. Returns
+// Taken, or why not.
+QFunnelAdmission::Take QFunnelAdmission::takeChunk(Reservation &r, Share share, qsizetype *left,
+                                                   bool halfShare)
 {
     const qsizetype cap = capacity();
     const qsizetype chunk = chunkSize();
@@ -187,8 +189,10 @@ QFunnelAdmission::Take QFunnelAdmission::takeChunk(Reservation &r, Share share, 
     // would sleep until the stall check's time-out).
     qsizetype available = m_credits.load(std::memory_order_seq_cst);
     // After the credits: a waiter sees the finished calls of the pass whose credits it saw
-    // (waitForShare()). -1: no share to keep.
+    // (P7). -1: no share to keep.
     const qsizetype held = share.held ? share.held(share.receiverSide) : -1;
+    if (halfShare && held > 0 && 2 * held > ShareOfRoomLeft * available)
+        return Take::OverShare;
     while (available > 0) {
         qsizetype take = qMin(available, chunk);
         if (held >= 0) {
@@ -276,7 +280,7 @@ bool QFunnelAdmission::waitForCredit(Reservation &r, Share share)
     bool ok = false;
     while (!isStopped()) {
         qsizetype left = 0;
-        const Take took = takeChunk(r, share, &left);
+        const Take took = takeChunk(r, share, &left, shareWaiter);
         if (took == Take::Taken) {
             // [P7 pass] Room is returned as calls run, and one waiter is woken once resumeLevel()
             // credits are free; a waiter that leaves room behind wakes the next one. So producers
@@ -288,12 +292,19 @@ bool QFunnelAdmission::waitForCredit(Reservation &r, Share share)
             break;
         }
         if (took == Take::OverShare) {
-            // Room is left, but not for this receiver (another producer took what it wanted
-            // since it last looked): wait as for a share, woken by every return of credits.
+            // Room is left, but not for this receiver: wait for it to run calls until it holds
+            // at most half of its share (the hysteresis: takeChunk()'s halfShare), woken by
+            // every return of credits.
             if (!shareWaiter) {
                 shareWaiter = true;
-                // [P7 wait] seq_cst, then look again: as in waitForShare().
+                // [P7 wait] seq_cst, then the credits, then what the receiver holds (takeChunk()):
+                // either this thread sees the room a receiver's pass made (its count of finished
+                // calls is written before the credits it returns), or that pass sees this
+                // waiter and wakes it (releaseCredits()).
                 m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
+                // Credits idle in other threads' reservations count as room left (lock order:
+                // m_waitLock, then m_reservationsLock).
+                reclaimReservations();
                 continue;
             }
         } else if (reclaimReservations()) {
@@ -304,7 +315,8 @@ bool QFunnelAdmission::waitForCredit(Reservation &r, Share share)
         // A receiver whose thread has finished or stalled may hold the room: its calls stop
         // counting against the capacity (this one's included: then it has no share to keep).
         // On every look while the funnel is full; every StallCheckMs while it waits for its
-        // share, as waitForShare(), since every return of credits wakes it. Not under
+        // share, since every return of credits wakes it (its receiver's thread may have stalled
+        // meanwhile: then held() answers -1, no share). Not under
         // m_waitLock: giving credits back takes it.
         if (took == Take::NoRoom || stallCheckAt.hasExpired()) {
             stallCheckAt.setRemainingTime(StallCheckMs);
@@ -333,52 +345,6 @@ bool QFunnelAdmission::waitForCredit(Reservation &r, Share share)
         m_roomAvailable.notify_one();
     }
     m_waiters.fetch_sub(1, std::memory_order_relaxed);
-    return ok;
-}
-
-bool QFunnelAdmission::waitForShare(HeldCalls held, const void *receiverSide)
-{
-    // As refillCredit(): the calls that would make room may wait for this very thread.
-    if (isReceiverThread(QThread::currentThread()))
-        return true;
-    ProducerWait wait(blockTimeoutMs());
-    QDeadlineTimer stallCheckAt(StallCheckMs);
-    std::unique_lock<std::mutex> locker(m_waitLock);
-    // [P7 wait] seq_cst, then the credits, then what the receiver holds: either this thread
-    // sees the room a receiver's pass made (its count of finished calls is written before the
-    // credits it returns), or that pass sees this waiter and wakes it (releaseCredits()).
-    m_shareWaiters.fetch_add(1, std::memory_order_seq_cst);
-    // Credits idle in other threads' reservations count as room left (lock order as in
-    // waitForCredit()).
-    reclaimReservations();
-    bool ok = false;
-    while (!isStopped()) {
-        // [P7 take] seq_cst: after the increment above.
-        const qsizetype free = m_credits.load(std::memory_order_seq_cst);
-        const qsizetype h = held(receiverSide);
-        if (h < 0 || 2 * h <= ShareOfRoomLeft * free) {
-            ok = true;
-            break;
-        }
-        if (wait.deadline.hasExpired())
-            break; // the caller drops this call and counts it
-        if (stallCheckAt.hasExpired()) {
-            // Its receiver's thread may have stalled meanwhile (then held() answers -1), and
-            // stalled receivers elsewhere may hold the room. Not under m_waitLock: giving
-            // credits back takes it.
-            stallCheckAt.setRemainingTime(StallCheckMs);
-            locker.unlock();
-            m_stalled.releaseStalled();
-            locker.lock();
-            continue;
-        }
-        if (wait.trimBeforeFirstSleep(locker))
-            continue;
-        // Woken by every return of credits while a producer waits for a share.
-        wait.sleep(locker, m_roomAvailable, stallCheckAt.remainingTime(), &warnWaitedForShare,
-                   capacity());
-    }
-    m_shareWaiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;
 }
 

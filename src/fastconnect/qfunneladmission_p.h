@@ -91,7 +91,7 @@ public:
     void setThreadReservation(Reservation *r) noexcept;
     // The calling thread has no reservation any more (its lanes are going: thread exit).
     static void clearThreadReservation() noexcept;
-    // How many calls a receiver holds (see overShare()), or -1 if producers must not wait for
+    // How many calls a receiver holds (see ShareOfRoomLeft), or -1 if producers must not wait for
     // it (its thread stalled, or it was destroyed), for the receiver side's context.
     using HeldCalls = qsizetype (*)(const void *receiverSide) noexcept;
     // DropOldest: a call admitted beyond its receiver's share, without a credit; the receiver
@@ -132,23 +132,14 @@ public:
     // credits, by the refill that takes them (takeChunk()), so that producers of different
     // receivers racing for the last credits cannot take them all. A receiver's calls can
     // exceed it by up to a chunk per producer thread (the run another lane has not charged
-    // yet, the credits it holds reserved); the capacity bounds everything. overShare(): the
-    // hint, once per chunk, that sends a producer to waitForShare(). The drop policies keep
-    // the share too, without waiting: DropNewest drops a call beyond it, DropOldest admits it
-    // without a credit and evicts the receiver's oldest pending call for it (admitBeyondShare()).
-    bool overShare(qsizetype held) const noexcept
-    {
-        // Relaxed: a hint, which waitForShare() reads again in order.
-        return held > 0 && policy() == QFunnel::OverflowPolicy::Block
-                && held >= ShareOfRoomLeft * m_credits.load(std::memory_order_relaxed);
-    }
+    // yet, the credits it holds reserved); the capacity bounds everything. A Block producer
+    // over the share waits in waitForCredit() until its receiver holds at most half of it (a
+    // hysteresis of 3/20 of the capacity for one slow receiver), as long as it would for room
+    // and with the same checks: the block timeout, the stall checks, the warning. The drop
+    // policies keep the share too, without waiting: DropNewest drops a call beyond it,
+    // DropOldest admits it without a credit and evicts the receiver's oldest pending call for
+    // it (admitBeyondShare()). Threads that receive from any funnel keep no share.
     static constexpr int ShareOfRoomLeft = 3;
-    // A producer whose receiver is over its share waits until it holds at most half of its
-    // share (a hysteresis of 3/20 of the capacity for one slow receiver), as long as it would
-    // for room and with the same checks (waitForCredit()): the block timeout, the stall checks, the warning. Threads
-    // that receive from any funnel never wait. Returns false if the call must be dropped (the
-    // block timeout expired, or the funnel stopped).
-    bool waitForShare(HeldCalls held, const void *receiverSide);
     // Delivery gives credits back only through these two; admission decides where they go.
     // releaseCredits(): to the shared counter, as calls run (every CreditReturnCalls calls, see
     // QFunnelInbox) or are dropped.
@@ -183,7 +174,7 @@ public:
     // capacity; each discard returns the credit its producer took beyond the capacity. Returns
     // true if the caller may discard one call (and must count it as dropped).
     bool tryEvictOne() noexcept;
-    // DropOldest, once per call admitted beyond its receiver's share (see overShare()): such
+    // DropOldest, once per call admitted beyond its receiver's share (see ShareOfRoomLeft): such
     // calls are bounded by the capacity, funnel-wide, beyond which the newest is dropped; the
     // receiver side settles them as its evictions make way for them, or as they finish.
     void settleBeyondShare(qsizetype calls) noexcept
@@ -209,7 +200,7 @@ public:
 
 private:
     enum class Take { Taken, NoRoom, OverShare };
-    Take takeChunk(Reservation &r, Share share, qsizetype *left = nullptr);
+    Take takeChunk(Reservation &r, Share share, qsizetype *left = nullptr, bool halfShare = false);
     bool admitBeyondShare(Share share) noexcept;
     bool waitForCredit(Reservation &r, Share share);
     void noteDepth(qsizetype pending) noexcept;
@@ -222,7 +213,7 @@ private:
     std::atomic<qsizetype> m_capacity { QFunnel::DefaultCapacity };
     alignas(64) std::atomic<qsizetype> m_credits { QFunnel::DefaultCapacity }; // capacity - pending
     alignas(64) std::atomic<int> m_waiters { 0 };
-    std::atomic<int> m_shareWaiters { 0 }; // producers in waitForShare()
+    std::atomic<int> m_shareWaiters { 0 }; // producers waiting for their receiver's share
     QMutex m_reservationsLock;
     QList<Reservation *> m_reservations; // guarded by m_reservationsLock
     // The standard library's, not Qt's: sanitizers see its locking (Qt is not instrumented).

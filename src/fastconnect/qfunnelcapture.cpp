@@ -130,13 +130,10 @@ Q_NEVER_INLINE void queueAfterRefill(QFunnelRoute *route, QFunnelCall *call, QFu
     route->core->inboxes().dropDeferred();
     QFunnelAdmission &admission = route->core->admission();
     // Once per chunk too: a receiver that holds its share of the capacity makes its own
-    // producers wait, before they take room that other receivers' producers need.
+    // producers wait (or drop), before they take room that other receivers' producers need.
+    // The run this lane counted for an inbox is charged first, so that the share sees it.
     QFunnelInbox *inbox = route->inbox;
     lane->chargeRun();
-    if (Q_UNLIKELY(admission.overShare(inbox->heldCalls()))
-        && !admission.waitForShare(&QFunnelInbox::heldCallsToWaitFor, inbox)) {
-        return rejectCall(route, call);
-    }
     if (!admission.refillCredit(
                 lane->reservation(),
                 { &QFunnelInbox::heldCallsToWaitFor, inbox, &QFunnelInbox::oweEviction }))

@@ -107,7 +107,7 @@ public:
     static constexpr qint64 StalledMs = 1000;
     qsizetype releaseIfStalled(qint64 nowMs);
 
-    // Isolation (QFunnelAdmission::overShare()): calls admitted for this receiver, charged by
+    // Isolation (QFunnelAdmission::ShareOfRoomLeft): calls admitted for this receiver, charged by
     // the producers' lanes a run at a time (QFunnelLane::countForShare()); any thread.
     void charge(qsizetype calls) noexcept
     {
@@ -258,7 +258,7 @@ private:
     std::atomic<quint64> m_completed { 0 };
     // Calls admitted for this receiver (charge()), and those that ran or were dropped here
     // (single writer, the pass lock's holder, which adds to it before it returns their credits:
-    // see QFunnelAdmission::waitForShare()).
+    // see P7 in docs/architecture.md).
     std::atomic<quint64> m_charged { 0 };
     std::atomic<quint64> m_finished { 0 };
 

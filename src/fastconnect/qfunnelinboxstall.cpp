@@ -6,7 +6,7 @@
 // receiver of the funnel needs. Qt's queued calls wait in such a thread's posted-event list,
 // unbounded, for a thread that may start again; the funnel's calls do the same, outside its
 // capacity, once a producer waiting for room finds the receiver stalled. And a slow receiver
-// holds at most its share of the capacity (QFunnelAdmission::overShare()): its producers wait
+// holds at most its share of the capacity (QFunnelAdmission::ShareOfRoomLeft): its producers wait
 // for it, while those of other receivers find room.
 
 #include "qfunnelinbox_p.h"

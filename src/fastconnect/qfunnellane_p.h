@@ -79,7 +79,7 @@ public:
     // that made no lane, and nothing while it runs already (user code a flush runs may emit).
     static void flushThreadLanes();
 
-    // Isolation (QFunnelAdmission::overShare()): an admitted call to inbox. This thread's calls
+    // Isolation (QFunnelAdmission::ShareOfRoomLeft): an admitted call to inbox. This thread's calls
     // to one receiver in a row are counted here and charged to its inbox (QFunnelInbox::charge())
     // when the receiver changes and once per chunk of credits (chargeRun()), so that the emit
     // path adds no shared atomic per call. Inline: the capture counts every call.
