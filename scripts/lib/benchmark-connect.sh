@@ -62,6 +62,7 @@ QFC_BENCH_CSV=$PWD/$raw/results.csv "$bench" >"$raw/tst_bench_connect.log" 2>&1 
     echo "load=$(cut -d ' ' -f 1-3 /proc/loadavg)"
     echo "qt=$(qmake6 -query QT_VERSION 2>/dev/null || echo unknown)"
     echo "compiler=$(c++ --version | head -n 1)"
-    echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo '+changes')"
+    # The report's own files do not count as changes: they are what this run rewrites.
+    echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ':(exclude)benchmarks/results' 2>/dev/null || echo '+changes')"
 } >"$raw/machine.txt"
 python3 scripts/lib/benchmark-connect.py "$raw" "$out"
