@@ -50,18 +50,27 @@ md.append(f"{machine.get('date', '?')}, commit {machine.get('commit', '?')}, Qt 
           f"{machine.get('mode', '?')} run, {machine.get('seconds', '?')} s "
           "(`scripts/benchmark-report.sh --connect`).\n")
 
+
+def per_kind_rows(metric, what, cell, funnel_over_qt):
+    """One row per receivers row and connection kind: Qt's cell, the funnel's, their ratio
+    (funnel ÷ Qt; funnel_over_qt(q, f) gives it from the raw values)."""
+    rows = []
+    for receivers in sizes("connect", metric):
+        label = "10 receivers" if receivers <= 10 else "a receiver per sender"
+        for kind, name in KINDS:
+            q = get("connect", f"qt-queued-{kind}", 0, receivers, metric)
+            fn = get("connect", f"funnel-{kind}", 0, receivers, metric)
+            if not q or not fn:
+                continue
+            r = funnel_over_qt(q, fn)
+            verdicts.append((f"{what}, {name}, {label}", r))
+            rows.append(f"| {name} | {label} | {cell(q)} | {cell(fn)} | {fmt_ratio(r)} |")
+    return rows
+
+
 # Connect + disconnect: ns per pair from pairs per second.
-rows = []
-for receivers in sizes("connect", "pairs_per_s"):
-    label = "10 receivers" if receivers <= 10 else "a receiver per sender"
-    for kind, name in KINDS:
-        q = get("connect", f"qt-queued-{kind}", 0, receivers, "pairs_per_s")
-        fn = get("connect", f"funnel-{kind}", 0, receivers, "pairs_per_s")
-        if not q or not fn:
-            continue
-        r = q / fn  # time ratio: funnel ns ÷ Qt ns
-        verdicts.append((f"connect + disconnect, {name}, {label}", r))
-        rows.append(f"| {name} | {label} | {1e9 / q:,.0f} | {1e9 / fn:,.0f} | {fmt_ratio(r)} |")
+rows = per_kind_rows("pairs_per_s", "connect + disconnect", lambda v: f"{1e9 / v:,.0f}",
+                     lambda q, fn: q / fn)
 if rows:
     md.append("Connect + disconnect by handle (`tst_bench_connect connectDisconnect`): 1,000 "
               "senders in the main thread, receivers in another thread, the four connections "
@@ -71,18 +80,8 @@ if rows:
     md += rows
     md.append("")
 
-rows = []
-memory_sizes = sizes("connect", "bytes_per_connection")
-for receivers in memory_sizes:
-    label = "10 receivers" if receivers <= 10 else "a receiver per sender"
-    for kind, name in KINDS:
-        q = get("connect", f"qt-queued-{kind}", 0, receivers, "bytes_per_connection")
-        fn = get("connect", f"funnel-{kind}", 0, receivers, "bytes_per_connection")
-        if not q or not fn:
-            continue
-        r = fn / q
-        verdicts.append((f"bytes per connection, {name}, {label}", r))
-        rows.append(f"| {name} | {label} | {q:,.0f} | {fn:,.0f} | {fmt_ratio(r)} |")
+rows = per_kind_rows("bytes_per_connection", "bytes per connection", lambda v: f"{v:,.0f}",
+                     lambda q, fn: fn / q)
 if rows:
     md.append("Heap per live connection (`tst_bench_connect memoryPerConnection`, `mallinfo2()`, "
               "fresh senders and receivers, each row in a process of its own).\n")
