@@ -224,7 +224,7 @@ fi
 # emit, and Qt publishes connections and queued calls through its own, uninstrumented atomics,
 # which ThreadSanitizer reports as races in the tests' own objects. (tst_dropin moves receivers
 # too, but hands every object over through atomics ThreadSanitizer sees.)
-tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator|tst_qfunnelpolicy|tst_copies|tst_conformance|tst_dropin|tst_receiverguard|tst_lifetime|tst_eventorder|tst_nextprocessing|tst_isolation|tst_batched"
+tsan_tests="tst_qfastconnect|tst_qfunnel|tst_qpoolallocator|tst_qfunnelpolicy|tst_copies|tst_conformance|tst_dropin|tst_receiverguard|tst_lifetime|tst_eventorder|tst_nextprocessing|tst_isolation|tst_causalorder|tst_batched"
 configure "$prefix-tsan" "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread" \
           "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
           "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread" || fail tsan

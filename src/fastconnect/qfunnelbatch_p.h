@@ -32,7 +32,8 @@ struct QFunnelCall;
 // calls in it.
 //
 // Protocol (one producer, the relay):
-// - the producer writes calls[n] and then publishes it with one fetch_add on state;
+// - the producer writes calls[n] and stamps[n] and then publishes them with one fetch_add on
+//   state;
 // - the relay reads state (acquire) and consumes calls[done, count);
 // - when the relay has caught up and saw nothing new, it seals the batch with a CAS; a producer
 //   whose fetch_add returns Sealed knows the relay has let go and reuses the batch;
@@ -40,28 +41,34 @@ struct QFunnelCall;
 //   producer thread exited).
 struct QFunnelBatch
 {
-    static constexpr quint32 Capacity = 510; // calls; the batch is ~4 KiB
+    static constexpr quint32 Capacity = 510; // calls; the batch is ~8 KiB
     static constexpr quint32 Sealed = 1u << 31;
     static constexpr quint32 Abandoned = 1u << 30;
     static constexpr quint32 CountMask = Abandoned - 1;
 
     std::atomic<quint32> state { 0 };
     QFunnelCall *calls[Capacity];
+    // QFunnelStamp::now() as each call was appended: the relay routes a call only once every
+    // call stamped before it has been published (causal order, qfunnelrelay.cpp).
+    quint64 stamps[Capacity];
+    quint32 owner = 0; // the producer's lane (QFunnelLane::serial()), set when it is queued
 
     // Producer side. Returns false if the relay had sealed the batch before this call was
     // published: the call is not in the batch, and the batch is the producer's to reuse.
-    bool append(quint32 index, QFunnelCall *call) noexcept
+    bool append(quint32 index, QFunnelCall *call, quint64 stamp) noexcept
     {
         calls[index] = call;
+        stamps[index] = stamp;
         // [P1 publish] Release publishes calls[index]. [P2 see] Acquire pairs with the relay's
         // sealing CAS, so the relay's reads of this batch happen before the producer reuses it.
         // [P10 queue] seq_cst (the same lock xadd on x86) also orders it before the producer's
         // isStopped() re-check.
         return !(state.fetch_add(1, std::memory_order_seq_cst) & Sealed);
     }
-    void restart(QFunnelCall *first) noexcept
+    void restart(QFunnelCall *first, quint64 stamp) noexcept
     {
         calls[0] = first;
+        stamps[0] = stamp;
         state.store(1, std::memory_order_relaxed); // published by the queue push
     }
     // Producer thread exit. Returns true if the batch is already sealed (the caller frees it);
@@ -108,6 +115,25 @@ struct QFunnelBatchCursor
         done = n;
         return fresh;
     }
+    // The same, up to the first call not stamped before horizon: it and those after it wait
+    // for a later take. Sets *stamps to the first taken call's stamp.
+    quint32 takeBefore(quint64 horizon, QFunnelCall *const **calls, const quint64 **stamps) noexcept
+    {
+        seen = batch->load();
+        const quint32 n = QFunnelBatch::count(seen);
+        *calls = batch->calls + done;
+        *stamps = batch->stamps + done;
+        quint32 end = n;
+        // A producer's stamps do not decrease: all of them, usually, or a prefix.
+        if (end > done && batch->stamps[end - 1] >= horizon) {
+            end = done;
+            while (end < n && batch->stamps[end] < horizon)
+                ++end;
+        }
+        const quint32 fresh = end - done;
+        done = end;
+        return fresh;
+    }
 
     // Passes every call published since the last take to consume, in order; returns how many.
     template<typename Consume>
@@ -123,11 +149,13 @@ struct QFunnelBatchCursor
     // After a drain, whether the consumer lets go of the batch. Free: it is full or abandoned,
     // every call is consumed and no producer will touch it again (the consumer frees or
     // recycles it). Sealed: handed back to its producer. Keep: still the consumer's, because
-    // keepOpen (it is still flowing) or because a call arrived since the drain (the next drain
-    // takes it).
+    // keepOpen (it is still flowing), because a take left calls for a later one (takeBefore()),
+    // or because a call arrived since the drain (the next drain takes it).
     enum class Release { Keep, Free, Sealed };
     Release release(bool keepOpen) noexcept
     {
+        if (done < QFunnelBatch::count(seen))
+            return Release::Keep; // calls published and not taken yet (takeBefore())
         if (done == QFunnelBatch::Capacity || (seen & QFunnelBatch::Abandoned))
             return Release::Free;
         if (keepOpen)

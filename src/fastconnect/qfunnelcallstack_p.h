@@ -52,7 +52,8 @@ public:
     static Chain oldestFirst(QFunnelCall *first, QFunnelCall *last, quint32 n);
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
-    // relaxed for the same reason as QFunnelRelay::isIdle().
+    // relaxed: either answer is correct (a push lands behind what the inbox holds); a stale one
+    // costs a wake-up per call or a relay round.
     bool isEmpty() const noexcept
     {
         return m_head.load(std::memory_order_relaxed) == nullptr; // [P19 empty] a hint

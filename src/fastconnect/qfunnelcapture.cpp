@@ -10,9 +10,9 @@
 //      +- queueAfterRefill()           no credit reserved: the receiver's share (may wait),
 //      |                               then refill (may wait, or drop)
 //      +- queueAdmitted()              every other case, in this order:
-//          1. the receiver's own thread: straight to its inbox (after flushing this lane)
+//          1. the receiver's own thread: straight to its inbox if the relay holds no batch
 //          2. the open batch takes it (a flood)
-//          3. an idle funnel (relay idle, inbox empty): straight to the inbox
+//          3. an idle funnel (the relay holds no batch, inbox empty): straight to the inbox
 //          4. otherwise the lane starts a batch for the relay
 //     postWithoutLane()                a thread_local destructor's emission: straight to inbox
 //
@@ -104,20 +104,26 @@ Q_NEVER_INLINE void queueAdmitted(QFunnelRoute *route, QFunnelCall *call, QFunne
     QFunnelCore *c = route->core;
     noteLatest(route, call);
     QFunnelInbox *inbox = route->inbox;
+    // Straight to the inbox only while the relay holds no producer's batch (none is queued
+    // either): a call another thread emitted before this one (causal order) may be in one.
+    // Acquire (hasBatchesInRelay()): a batch queued by an emission that happened before this
+    // one is seen, and so is the hand-back of one whose calls were routed.
     if (Q_UNLIKELY(inbox->isCurrentThread())) {
-        // An emission from the receiver's own thread always goes straight there, so that, as
-        // with Qt, the thread's next event loop pass runs it; once the relay has routed this
-        // thread's earlier calls, if it holds any.
-        if (!lane->canBypassRelay())
-            flushCurrentThread(c, lane);
-        return pushDirect(route, call);
+        // An emission from the receiver's own thread goes straight there, so that, as with
+        // Qt, the thread's next event loop pass runs it; through the relay while it holds
+        // calls (this thread's next event processing waits for its round: delivered all the
+        // same).
+        if (!c->queue().hasBatchesInRelay())
+            return pushDirect(route, call);
+        lane->append(call);
+        return checkStopAfterQueueing(c);
     }
     // A flood: the relay holds this thread's open batch, which takes the call.
     if (lane->appendToOpenBatch(call))
         return checkStopAfterQueueing(c);
     // Idle funnel: hand the call straight to the receiver's thread, as fast as Qt's own queued
     // connection, instead of paying a relay wake-up on top.
-    if (lane->canBypassRelay() && c->relay().isIdle() && inbox->isIdle())
+    if (!c->queue().hasBatchesInRelay() && inbox->isIdle())
         return pushDirect(route, call);
     lane->append(call);
     checkStopAfterQueueing(c);

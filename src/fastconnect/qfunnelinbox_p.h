@@ -83,7 +83,8 @@ public:
     const QFunnelCore *core() const noexcept { return m_core; }
 
     // Whether no call waits to be taken; any thread. A hint for the capture's choice of path,
-    // relaxed for the same reason as QFunnelRelay::isIdle().
+    // relaxed: either answer is correct (a push lands behind what the inbox holds); a stale one
+    // costs a wake-up per call or a relay round.
     bool isIdle() const noexcept { return m_incoming.isEmpty(); }
     // Pushes a chain of n calls linked newest → oldest (top->next ... bottom), keeping its
     // order, and posts a wake-up for them.

@@ -12,6 +12,8 @@
 
 #include <QtCore/qvarlengtharray.h>
 
+#include <limits>
+
 QT_BEGIN_NAMESPACE
 
 namespace QtFastConnectPrivate {
@@ -78,7 +80,18 @@ struct LaneSet
 
 using ThreadLanes = QFunnelThreadObject<LaneSet>;
 
-QFunnelLane::QFunnelLane(QFunnelCore *core) : m_core(core)
+namespace {
+std::atomic<quint64> nextLaneSerial { 1 }; // 0: no lane (QFunnelQueue::isSoleProducer())
+
+quint32 newLaneSerial() noexcept
+{
+    const quint64 serial = nextLaneSerial.fetch_add(1, std::memory_order_relaxed);
+    return serial <= std::numeric_limits<quint32>::max() ? quint32(serial) : 0;
+}
+} // namespace
+
+QFunnelLane::QFunnelLane(QFunnelCore *core)
+    : m_core(core), m_queue(&core->queue()), m_serial(newLaneSerial())
 {
     m_core->ref();
     m_core->admission().addReservation(&m_reserved);
@@ -165,23 +178,23 @@ void QFunnelLane::flushThreadLanes()
 void QFunnelLane::appendSlow(QFunnelCall *call, bool sealed)
 {
     if (m_open) {
-        if (!sealed && m_open->append(m_count, call)) {
+        if (!sealed && m_open->append(m_count, call, stamp())) {
             // The batch's last call (append() took every other case).
             m_open = nullptr; // full: the relay frees it once drained
             m_handedOff = true;
             return;
         }
         // Sealed before this call was published: reuse the batch for a new run.
-        m_open->restart(call);
+        m_open->restart(call, stamp());
     } else {
         m_open = m_core->queue().newBatch();
-        m_open->restart(call);
+        m_open->restart(call, stamp());
         m_handedOff = false; // until this batch is sealed, canBypassRelay() says no anyway
     }
     m_count = 1;
     // The only contended queue operation: once per batch, not per call.
     m_core->relay().ensureStarted();
-    m_core->queue().pushBatch(m_open);
+    m_core->queue().pushBatch(m_open, m_serial);
 }
 
 } // namespace QtFastConnectPrivate

@@ -17,6 +17,8 @@
 
 #include "qfastconnectglobal_p.h"
 #include "qfunnelbatch_p.h"
+#include "qfunnelqueue_p.h"
+#include "qfunnelstamp_p.h"
 
 #include <atomic>
 
@@ -54,12 +56,26 @@ public:
     bool appendToOpenBatch(QFunnelCall *call)
     {
         if (Q_LIKELY(m_open) && Q_LIKELY(m_count + 1 < QFunnelBatch::Capacity)
-            && Q_LIKELY(m_open->append(m_count, call))) {
+            && Q_LIKELY(m_open->append(m_count, call, stamp()))) {
             ++m_count;
             return true;
         }
         return false;
     }
+    // A call's stamp (causal order, qfunnelrelay.cpp): the clock, or this lane's last stamp
+    // again while its batches are the only ones queued for or held by the relay (a thread
+    // flooding alone pays no clock read): no call of another thread emitted before it is still
+    // on its way (QFunnelQueue::isSoleProducer()), and one emitted after it is stamped later.
+    quint64 stamp() noexcept
+    {
+        if (m_queue->isSoleProducer(m_serial))
+            return m_lastStamp;
+        return m_lastStamp = QFunnelStamp::now();
+    }
+    // The lane's number, unique in the process (never reused, unlike its address), or 0 once
+    // 2^32 - 1 lanes were made (then its calls always read the clock).
+    quint32 serial() const noexcept { return m_serial; }
+
     // Queues call in a batch for the relay, starting (or restarting a sealed) one if needed.
     void append(QFunnelCall *call)
     {
@@ -135,6 +151,9 @@ private:
     friend struct LaneSet;
 
     QFunnelCore *const m_core; // holds a reference
+    QFunnelQueue *const m_queue; // m_core's
+    const quint32 m_serial;
+    quint64 m_lastStamp = 0; // this lane's thread only
     QFunnelBatch *m_open = nullptr; // the batch being filled, or the last one (maybe sealed)
     quint32 m_count = 0; // calls written into m_open
     bool m_handedOff = false; // the last batch filled up: the relay owns it, unsealed

@@ -7,12 +7,14 @@
 #include "qfunnelplatform_p.h"
 #include "qfunnelqueue_p.h"
 #include "qfunnelroute_p.h"
+#include "qfunnelstamp_p.h"
 #include "qfunneltrace_p.h"
 
 #include <QtCore/qvarlengtharray.h>
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 QT_BEGIN_NAMESPACE
@@ -32,7 +34,7 @@ struct HeldBatch : QFunnelBatchCursor
 class Router
 {
 public:
-    void route(QFunnelCall *const *calls, quint32 n)
+    Q_ALWAYS_INLINE void route(QFunnelCall *const *calls, quint32 n)
     {
         Chain *chain = m_last; // a local: the stores into the calls cannot alias it
         for (quint32 i = 0; i < n; ++i) {
@@ -82,6 +84,51 @@ private:
     Chain *m_last = nullptr;
 };
 
+// One producer's calls taken this round, in its order, with their stamps.
+struct Run
+{
+    QFunnelCall *const *calls;
+    const quint64 *stamps;
+    quint32 n;
+};
+using Runs = QVarLengthArray<Run, 16>;
+
+// Routes the round's runs merged in stamp order, each run's calls kept in its order: a call
+// whose emission happened before another producer's call is routed first (causal order). A
+// stretch of a run at a time: its calls stamped up to the others' earliest next stamp. Runs that
+// interleave finely make stretches of a call or two, so the stretch is routed inline and an
+// emptied run leaves the scan (equal stamps come from calls no synchronization ordered: any
+// order between them will do).
+void routeInStampOrder(Router &router, Runs &runs)
+{
+    qsizetype live = runs.size();
+    while (live > 1) {
+        qsizetype earliest = 0;
+        quint64 bound = std::numeric_limits<quint64>::max(); // the others' earliest
+        for (qsizetype i = 1; i < live; ++i) {
+            const quint64 head = runs[i].stamps[0];
+            if (head < runs[earliest].stamps[0]) {
+                bound = std::min(bound, runs[earliest].stamps[0]);
+                earliest = i;
+            } else {
+                bound = std::min(bound, head);
+            }
+        }
+        Run &r = runs[earliest];
+        quint32 k = 1;
+        while (k < r.n && r.stamps[k] <= bound)
+            ++k;
+        router.route(r.calls, k);
+        r.calls += k;
+        r.stamps += k;
+        r.n -= k;
+        if (!r.n)
+            r = runs[--live];
+    }
+    if (live == 1) // the last run, or one producer: its own order
+        router.route(runs[0].calls, runs[0].n);
+}
+
 } // namespace
 
 // Returns once the relay thread runs, set up (setUpRelayThread()). A producer thread's exit may
@@ -128,44 +175,71 @@ void QFunnelRelay::run()
     std::vector<HeldBatch> held;
     held.reserve(64);
     Router router;
+    Runs runs;
+    quint64 popped = 0; // producers' batches popped so far (QFunnelQueue::noteSoleProducer())
     bool stopping = false;
 
     std::vector<QFunnelFlushMarker *> flushes; // completed once this round has routed
+    std::vector<QFunnelFlushMarker *> nextFlushes; // popped after its horizon: the next round's
     int intervalUs = RoundIntervalUs;
 
-    auto accept = [&](QFunnelBatch *b) {
-        if (b && QFunnelFlushMarker::is(b))
-            flushes.push_back(static_cast<QFunnelFlushMarker *>(b));
-        else if (b)
+    auto accept = [&](QFunnelBatch *b, std::vector<QFunnelFlushMarker *> &markers) {
+        if (b && QFunnelFlushMarker::is(b)) {
+            markers.push_back(static_cast<QFunnelFlushMarker *>(b));
+        } else if (b) {
             held.push_back(HeldBatch { { b }, 0 });
-        else
+            ++popped;
+        } else {
             stopping = true;
+        }
     };
 
     for (;;) {
-        if (held.empty()) {
+        if (held.empty() && nextFlushes.empty()) {
             if (stopping)
                 return;
-            // [P19 idle] Relaxed, like the producers' load: the flag only picks between two correct
-            // paths (see isIdle()), so it needs no ordering with anything else.
-            m_idle.store(true, std::memory_order_relaxed);
-            QFunnelBatch *b = m_queue.pop();
-            m_idle.store(false, std::memory_order_relaxed);
-            accept(b);
+            accept(m_queue.pop(), flushes);
         }
+        flushes.insert(flushes.end(), nextFlushes.begin(), nextFlushes.end());
+        nextFlushes.clear();
         for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);)
-            accept(b);
+            accept(b, flushes);
 
-        // Route every call published so far, in batch order (a producer's later batch is held
-        // after its earlier one, so per-producer order holds).
+        // Causal order: the round's horizon, read after its batches and flush markers were
+        // popped and before any batch is read; the calls stamped before it are routed this
+        // round, in stamp order, the others wait for the next. If emitting c happened before
+        // emitting d, and d is stamped before the horizon: c was published (its emit returned)
+        // before d was stamped, so before the horizon, so before this round read c's batch,
+        // and c is stamped before d; both are routed, c first (or c already was). A flush
+        // marker popped here completes after its thread's calls: stamped before it was
+        // queued, they are all before the horizon.
+        const quint64 horizon = QFunnelStamp::horizon();
+        // And the batches queued before it: a call that started one was published when its
+        // batch was queued. Flush markers queued meanwhile wait for the next round's horizon.
+        for (QFunnelBatch *b = nullptr; m_queue.tryPop(b);)
+            accept(b, nextFlushes);
+        // A producer's later batch is held after its earlier one: per-producer order holds.
         quint64 routed = 0;
         for (HeldBatch &h : held) {
-            QFunnelCall *const *calls;
-            const quint32 n = h.take(&calls);
-            router.route(calls, n);
-            h.quietRounds = n ? 0 : h.quietRounds + 1;
-            routed += n;
+            Run run;
+            run.n = h.takeBefore(horizon, &run.calls, &run.stamps);
+            h.quietRounds = run.n ? 0 : h.quietRounds + 1;
+            if (run.n)
+                runs.append(run);
+            routed += run.n;
         }
+        routeInStampOrder(router, runs);
+        runs.clear();
+        // Whether one producer's batches are all the relay holds and no other is queued (its
+        // calls then skip the clock: QFunnelLane::stamp()).
+        quint32 sole = held.empty() ? 0 : held.front().batch->owner;
+        for (const HeldBatch &h : held) {
+            if (h.batch->owner != sole) {
+                sole = 0;
+                break;
+            }
+        }
+        m_queue.noteSoleProducer(sole, popped);
         // Hand over before sealing: once a producer sees its batch sealed it may deliver
         // directly, and its earlier calls must already be in the inbox.
         router.flush();
@@ -201,7 +275,7 @@ void QFunnelRelay::run()
             intervalUs = std::min(2 * intervalUs, MaxRoundIntervalUs);
         else if (routed < BusyRoundCalls / 4)
             intervalUs = std::max(intervalUs / 2, RoundIntervalUs);
-        if (!held.empty())
+        if (!held.empty() && nextFlushes.empty())
             m_sleep.sleep(std::chrono::microseconds(intervalUs));
     }
 }

@@ -70,12 +70,6 @@ public:
     // completed by the round that follows, without waiting out the interval. Any thread.
     void wake() noexcept { m_sleep.wake(); }
 
-    // True while the relay is blocked in the queue with no batch in hand; read by producers to
-    // choose the direct hand-off. Relaxed: a producer only bypasses the relay when none of its
-    // own calls is in it (QFunnelLane::canBypassRelay()), so either answer keeps its order and
-    // delivers its call; a stale one costs speed (a relay round, or a wake-up per call).
-    bool isIdle() const noexcept { return m_idle.load(std::memory_order_relaxed); } // [P19 ask]
-
     // Whether the calling thread is a funnel's relay thread, which must not run user code:
     // whatever would (dropping a dead receiver's calls destroys their arguments, and maybe the
     // connection's functor) is left to a thread that does (QFunnelInboxRegistry::deferDrop()).
@@ -95,7 +89,6 @@ private:
     bool m_stopped = false; // guarded by m_startLock: no start() after stopAndJoin()
     QSemaphore m_started; // released by the relay thread once set up (start())
     QFunnelShortSleep m_sleep; // the relay thread's, between rounds
-    std::atomic<bool> m_idle { true };
     std::atomic<quint64> m_rounds { 0 };
     std::atomic<quint64> m_calls { 0 };
 };
