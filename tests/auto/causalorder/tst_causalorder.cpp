@@ -16,6 +16,7 @@
 #include <QtCore/qthread.h>
 #include <QtTest/qtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -71,6 +72,35 @@ struct Running
     ~Running() { thread->wait(); }
 };
 
+// created(i) and processed(i) to one receiver, counting the processed(i) that ran before
+// created(i).
+struct Pairs
+{
+    QFunnel funnel;
+    Emitter e;
+    QObject r;
+    std::vector<char> created = std::vector<char>(size_t(Items), 0);
+    int processed = 0;
+    int inversions = 0;
+
+    bool connect(Path path)
+    {
+        return connectVia(path, &funnel, &e, &Emitter::created, &r,
+                          [this](int i) { created[size_t(i)] = 1; })
+                && connectVia(path, &funnel, &e, &Emitter::processed, &r, [this](int i) {
+                       ++processed;
+                       inversions += created[size_t(i)] ? 0 : 1;
+                   });
+    }
+    QString failure(int round) const
+    {
+        return QStringLiteral("round %1: processed(i) ran before created(i) for %2 of %3 items")
+                .arg(round)
+                .arg(inversions)
+                .arg(Items);
+    }
+};
+
 } // namespace
 
 class tst_CausalOrder : public QObject
@@ -99,41 +129,26 @@ void tst_CausalOrder::causalPairs()
     // of two worker stages (download, then decode) reporting to one receiver.
     QFETCH(int, path);
     for (int round = 0; round < Rounds; ++round) {
-        QFunnel funnel;
-        Emitter e;
-        QObject r;
-        std::vector<char> created(size_t(Items), 0);
-        int processed = 0;
-        int inversions = 0;
-        QVERIFY(connectVia(Path(path), &funnel, &e, &Emitter::created, &r,
-                           [&](int i) { created[size_t(i)] = 1; }));
-        QVERIFY(connectVia(Path(path), &funnel, &e, &Emitter::processed, &r, [&](int i) {
-            ++processed;
-            inversions += created[size_t(i)] ? 0 : 1;
-        }));
+        Pairs p;
+        QVERIFY(p.connect(Path(path)));
         QSemaphore handOff;
         {
             Running first([&] {
                 for (int i = 0; i < Items; ++i) {
-                    Q_EMIT e.created(i);
+                    Q_EMIT p.e.created(i);
                     handOff.release();
                 }
             });
             Running second([&] {
                 for (int i = 0; i < Items; ++i) {
                     handOff.acquire();
-                    Q_EMIT e.processed(i);
+                    Q_EMIT p.e.processed(i);
                 }
             });
-            QVERIFY(processUntil([&] { return processed == Items; }));
+            QVERIFY(processUntil([&] { return p.processed == Items; }));
         }
-        QVERIFY2(inversions == 0,
-                 qPrintable(QStringLiteral("round %1: processed(i) ran before created(i) for %2 "
-                                           "of %3 items")
-                                    .arg(round)
-                                    .arg(inversions)
-                                    .arg(Items)));
-        QVERIFY(std::all_of(created.cbegin(), created.cend(), [](char c) { return c == 1; }));
+        QVERIFY2(p.inversions == 0, qPrintable(p.failure(round)));
+        QVERIFY(std::all_of(p.created.cbegin(), p.created.cend(), [](char c) { return c == 1; }));
     }
 }
 
@@ -188,39 +203,24 @@ void tst_CausalOrder::pairsIntoTheReceiversOwnThread()
     // overtake the worker's still on its way.
     QFETCH(int, path);
     for (int round = 0; round < Rounds; ++round) {
-        QFunnel funnel;
-        Emitter e;
-        QObject r;
-        std::vector<char> created(size_t(Items), 0);
-        int processed = 0;
-        int inversions = 0;
-        QVERIFY(connectVia(Path(path), &funnel, &e, &Emitter::created, &r,
-                           [&](int i) { created[size_t(i)] = 1; }));
-        QVERIFY(connectVia(Path(path), &funnel, &e, &Emitter::processed, &r, [&](int i) {
-            ++processed;
-            inversions += created[size_t(i)] ? 0 : 1;
-        }));
+        Pairs p;
+        QVERIFY(p.connect(Path(path)));
         QSemaphore handOff;
         {
             Running worker([&] {
                 for (int i = 0; i < Items; ++i) {
-                    Q_EMIT e.created(i);
+                    Q_EMIT p.e.created(i);
                     handOff.release();
                 }
             });
             int emitted = 0;
             QVERIFY(processUntil([&] {
                 while (emitted < Items && handOff.tryAcquire())
-                    Q_EMIT e.processed(emitted++);
-                return processed == Items;
+                    Q_EMIT p.e.processed(emitted++);
+                return p.processed == Items;
             }));
         }
-        QVERIFY2(inversions == 0,
-                 qPrintable(QStringLiteral("round %1: processed(i) ran before created(i) for %2 "
-                                           "of %3 items")
-                                    .arg(round)
-                                    .arg(inversions)
-                                    .arg(Items)));
+        QVERIFY2(p.inversions == 0, qPrintable(p.failure(round)));
     }
 }
 
