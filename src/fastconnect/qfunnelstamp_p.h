@@ -64,12 +64,14 @@ public:
             lfence();
             return rdtsc();
         }
-#elif defined(QFC_STAMP_CNTVCT)
+#endif
+#if defined(QFC_STAMP_CNTVCT)
         dsbLoads();
         isb();
         return virtualCount();
-#endif
+#else
         return steadyNow();
+#endif
     }
 
     // now(), for the relay's horizon: no load after it (a batch's state) is performed before
@@ -83,27 +85,38 @@ public:
             lfence();
             return count;
         }
-#elif defined(QFC_STAMP_CNTVCT)
+#endif
+#if defined(QFC_STAMP_CNTVCT)
         dsbLoads();
         isb();
         const quint64 count = virtualCount();
         isb();
         return count;
-#endif
+#else
         const quint64 count = steadyNow();
         // [P38 horizon] seq_cst: the clock's own loads (the kernel's clock data) before any after.
         std::atomic_thread_fence(std::memory_order_seq_cst);
         return count;
+#endif
     }
 
 private:
     // Volatile asm statements keep their order, and "memory" keeps the compiler's loads and
     // stores on their side; the instructions order the processor's.
 #if defined(QFC_STAMP_TSC) && defined(Q_CC_MSVC)
-    static void lfence() noexcept { _mm_lfence(); }
-    static quint64 rdtsc() noexcept { return __rdtsc(); }
+    static void lfence() noexcept
+    {
+        _mm_lfence();
+    }
+    static quint64 rdtsc() noexcept
+    {
+        return __rdtsc();
+    }
 #elif defined(QFC_STAMP_TSC)
-    static void lfence() noexcept { asm volatile("lfence" : : : "memory"); }
+    static void lfence() noexcept
+    {
+        asm volatile("lfence" : : : "memory");
+    }
     static quint64 rdtsc() noexcept
     {
         quint32 lo;
@@ -112,8 +125,14 @@ private:
         return (quint64(hi) << 32) | lo;
     }
 #elif defined(QFC_STAMP_CNTVCT)
-    static void dsbLoads() noexcept { asm volatile("dsb ishld" : : : "memory"); }
-    static void isb() noexcept { asm volatile("isb" : : : "memory"); }
+    static void dsbLoads() noexcept
+    {
+        asm volatile("dsb ishld" : : : "memory");
+    }
+    static void isb() noexcept
+    {
+        asm volatile("isb" : : : "memory");
+    }
     static quint64 virtualCount() noexcept
     {
         quint64 count;
