@@ -96,9 +96,10 @@ using Runs = QVarLengthArray<Run, 16>;
 // Routes the round's runs merged in stamp order, each run's calls kept in its order: a call
 // whose emission happened before another producer's call is routed first (causal order). A
 // stretch of a run at a time: its calls stamped up to the others' earliest next stamp. Runs that
-// interleave finely make stretches of a call or two, so the stretch is routed inline and an
-// emptied run leaves the scan (equal stamps come from calls no synchronization ordered: any
-// order between them will do).
+// interleave finely make stretches of a call or two, so the stretch is routed inline. Of runs
+// whose next stamps are equal, the first in the array goes first, and an emptied run is
+// removed without reordering the rest: one producer's batches (in the order they were popped)
+// may share its reused stamp (QFunnelLane::stamp()), and its order must hold.
 void routeInStampOrder(Router &router, Runs &runs)
 {
     qsizetype live = runs.size();
@@ -122,8 +123,10 @@ void routeInStampOrder(Router &router, Runs &runs)
         r.calls += k;
         r.stamps += k;
         r.n -= k;
-        if (!r.n)
-            r = runs[--live];
+        if (!r.n) {
+            runs.remove(earliest);
+            --live;
+        }
     }
     if (live == 1) // the last run, or one producer: its own order
         router.route(runs[0].calls, runs[0].n);

@@ -113,6 +113,8 @@ private Q_SLOTS:
     void pipeline();
     void pairsIntoTheReceiversOwnThread_data() { paths(); }
     void pairsIntoTheReceiversOwnThread();
+    void oneFloodingThreadKeepsItsOrder_data() { paths(); }
+    void oneFloodingThreadKeepsItsOrder();
 
 private:
     static void paths()
@@ -221,6 +223,37 @@ void tst_CausalOrder::pairsIntoTheReceiversOwnThread()
             }));
         }
         QVERIFY2(p.inversions == 0, qPrintable(p.failure(round)));
+    }
+}
+
+void tst_CausalOrder::oneFloodingThreadKeepsItsOrder()
+{
+    // One thread alone floods the receiver, so that a relay round finds several of its batches,
+    // whose calls may share a stamp (a thread alone reuses its last one): its order holds.
+    QFETCH(int, path);
+    constexpr int Calls = 200000;
+    for (int round = 0; round < Rounds; ++round) {
+        QFunnel funnel;
+        Emitter e;
+        QObject r;
+        int next = 0;
+        int outOfOrder = 0;
+        QVERIFY(connectVia(Path(path), &funnel, &e, &Emitter::created, &r, [&](int i) {
+            outOfOrder += i == next ? 0 : 1;
+            next = i + 1;
+        }));
+        {
+            Running flood([&] {
+                for (int i = 0; i < Calls; ++i)
+                    Q_EMIT e.created(i);
+            });
+            QVERIFY(processUntil([&] { return next == Calls; }));
+        }
+        QVERIFY2(outOfOrder == 0,
+                 qPrintable(QStringLiteral("round %1: %2 of %3 calls out of order")
+                                    .arg(round)
+                                    .arg(outOfOrder)
+                                    .arg(Calls)));
     }
 }
 
