@@ -23,7 +23,6 @@
 // change only if the new case must precede case 2.
 
 #include "qfunnelcore_p.h"
-#include "qfunnelflush_p.h"
 #include "qfunnelinbox_p.h"
 #include "qfunnellane_p.h"
 #include "qfunnelroute_p.h"
